@@ -1,0 +1,3 @@
+#include "cli/app.hpp"
+
+int main(int argc, char** argv) { return trilemma::cli::run(argc, argv); }
