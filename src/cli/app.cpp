@@ -1,5 +1,66 @@
 #include "cli/app.hpp"
 
+#include <spdlog/spdlog.h>
+
+#include <iostream>
+
+#include "cli/commands.hpp"
+#include "cli/exit_codes.hpp"
+#include "devices/device_db.hpp"
+#include "devices/host_probe.hpp"
+
 namespace trilemma::cli {
-int run(int, char**) { return 0; }
+
+int exit_code_for(ErrorKind kind) {
+  switch (kind) {
+    case ErrorKind::usage: return k_exit_usage;
+    case ErrorKind::input: return k_exit_input;
+    case ErrorKind::infeasible: return k_exit_infeasible;
+    case ErrorKind::io: return k_exit_io;
+    case ErrorKind::internal: return k_exit_internal;
+  }
+  return k_exit_internal;
+}
+
+int report_error(const Error& error) {
+  std::cerr << "trilemma: error: " << error.to_string() << "\n";
+  return exit_code_for(error.kind);
+}
+
+int run(int argc, char** argv) {
+  spdlog::set_level(spdlog::level::warn);
+  // `host` probes on first use; progress goes to stderr so stdout stays machine-readable.
+  devices::set_host_prober([] {
+    std::cerr << "probing this machine (first use of `host`; cached in " << devices::host_profile_path() << ")\n";
+    return devices::probe_host([](const std::string& step) { std::cerr << "  probe: " << step << "\n"; });
+  });
+  CLI::App app{"trilemma: plan, configure and verify on-device LLM deployments"};
+  app.set_version_flag("--version", "trilemma 0.1.0");
+  app.require_subcommand(1);
+  Handler handler;
+  add_devices_command(app, handler);
+  add_models_command(app, handler);
+  add_plan_command(app, handler);
+  add_engine_commands(app, handler);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "trilemma: error: " << e.what() << "\n(see `trilemma --help`)\n";
+    return k_exit_usage;
+  }
+  if (!handler) return k_exit_usage;
+  try {
+    return handler();
+  } catch (const std::exception& e) {
+    std::cerr << "trilemma: internal error: " << e.what() << "\n";
+    return k_exit_internal;
+  }
+}
+
 }  // namespace trilemma::cli

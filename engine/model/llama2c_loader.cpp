@@ -1,0 +1,113 @@
+// llama2.c legacy checkpoint (run.c, read_checkpoint / memory_map_weights):
+//   int32 dim, hidden_dim, n_layers, n_heads, n_kv_heads, vocab_size, seq_len
+//   token_embedding [vocab][dim], rms_att [L][dim], wq [L][dim][dim], wk [L][kv_dim][dim],
+//   wv [L][kv_dim][dim], wo [L][dim][dim], rms_ffn [L][dim], w1 [L][hidden][dim],
+//   w2 [L][dim][hidden], w3 [L][hidden][dim], rms_final [dim],
+//   freq_cis_real, freq_cis_imag [seq_len][head_size / 2] (unused), wcls [vocab][dim] if vocab < 0
+#include <array>
+#include <cstring>
+
+#include "engine/gguf/mapped_file.hpp"
+#include "engine/model/loaders.hpp"
+#include "engine/model/prepare.hpp"
+
+namespace trilemma::engine {
+namespace {
+
+// Checked a * b for the size arithmetic of a header we do not trust.
+bool mul(std::uint64_t a, std::uint64_t b, std::uint64_t& out) { return !__builtin_mul_overflow(a, b, &out); }
+
+}  // namespace
+
+Result<Model> load_llama2c(const std::filesystem::path& path, std::optional<TensorType> weights, ThreadPool& pool) {
+  const std::string file = path.string();
+  auto mapped = gguf::MappedFile::open(path);
+  if (!mapped) return mapped.error();
+  const auto bytes = (*mapped)->bytes();
+  if (bytes.size() < 28) return make_error(ErrorKind::input, file, "byte 0", "header: needs 28 bytes, file has " + std::to_string(bytes.size()));
+  std::array<std::int32_t, 7> h{};
+  std::memcpy(h.data(), bytes.data(), 28);
+  static constexpr std::array<const char*, 7> k_fields = {"dim", "hidden_dim", "n_layers", "n_heads", "n_kv_heads", "vocab_size", "seq_len"};
+  for (int i = 0; i < 7; ++i) {
+    const std::int64_t v = i == 5 ? std::abs(std::int64_t(h[i])) : h[i];
+    if (v <= 0) return make_error(ErrorKind::input, file, "byte " + std::to_string(4 * i), std::string("header.") + k_fields[i] + ": must be > 0, got " + std::to_string(h[i]));
+  }
+  const bool tied = h[5] > 0;
+  const std::uint64_t dim = h[0], hidden = h[1], layers = h[2], heads = h[3], kv_heads = h[4], vocab = std::uint64_t(std::abs(std::int64_t(h[5]))), seq_len = h[6];
+  if (dim % heads != 0 || (dim / heads) % 2 != 0)
+    return make_error(ErrorKind::input, file, "byte 12", "header.n_heads: must divide dim into even head sizes");
+  if (kv_heads > heads || heads % kv_heads != 0)
+    return make_error(ErrorKind::input, file, "byte 16", "header.n_kv_heads: must divide n_heads");
+  const std::uint64_t head_size = dim / heads, kv_dim = kv_heads * head_size;
+
+  // Offsets in floats, in file order; every product checked.
+  struct Part { const char* name; std::uint64_t rows, cols, count; std::uint64_t offset = 0; };
+  std::vector<Part> parts = {
+      {"token_embedding", vocab, dim, 1}, {"rms_att", 1, dim, layers}, {"wq", dim, dim, layers},
+      {"wk", kv_dim, dim, layers},        {"wv", kv_dim, dim, layers}, {"wo", dim, dim, layers},
+      {"rms_ffn", 1, dim, layers},        {"w1", hidden, dim, layers}, {"w2", dim, hidden, layers},
+      {"w3", hidden, dim, layers},        {"rms_final", 1, dim, 1},    {"freq_cis", seq_len, head_size, 1},
+      {"wcls", tied ? 0 : vocab, dim, 1}};
+  std::uint64_t floats = 0;
+  for (auto& p : parts) {
+    std::uint64_t n = 0;
+    if (!mul(p.rows, p.cols, n) || !mul(n, p.count, n) || __builtin_add_overflow(floats, n, &p.offset))
+      return make_error(ErrorKind::input, file, "byte 0", std::string("header: size of ") + p.name + " overflows");
+    std::swap(p.offset, floats);  // p.offset = start, floats = end
+  }
+  std::uint64_t need = 0;
+  if (!mul(floats, 4, need) || need > bytes.size() - 28)
+    return make_error(ErrorKind::input, file, "byte " + std::to_string(bytes.size()),
+                      "weights: header needs " + std::to_string(floats) + " floats (" + std::to_string(need + 28) +
+                          " bytes), file has " + std::to_string(bytes.size()) + " bytes");
+
+  Model m;
+  m.name = file;
+  m.storage->keep(*mapped);
+  m.shape.layers = std::uint32_t(layers);
+  m.shape.hidden = std::uint32_t(dim);
+  m.shape.heads = std::uint32_t(heads);
+  m.shape.kv_heads = std::uint32_t(kv_heads);
+  m.shape.head_dim = std::uint32_t(head_size);
+  m.shape.ffn = std::uint32_t(hidden);
+  m.shape.vocab = std::uint32_t(vocab);
+  m.shape.context = std::uint32_t(seq_len);
+  m.shape.tied_embeddings = tied;
+  m.shape.rope_layout = RopeLayout::adjacent;
+  const std::byte* base = bytes.data() + 28;
+  const auto part = [&](int index, std::uint64_t layer) {
+    const Part& p = parts[std::size_t(index)];
+    return Matrix{TensorType::f32, std::int64_t(p.rows), std::int64_t(p.cols), base + 4 * (p.offset + layer * p.rows * p.cols)};
+  };
+  const auto matrix = [&](int index, std::uint64_t layer, const std::string& name) {
+    return prepare_matrix(m, name, part(index, layer), weights, pool);
+  };
+  // Tensors are named as in GGUF (token_embd.weight, blk.N.attn_q.weight, ...) in reports.
+  TRILEMMA_TRY(emb, matrix(0, 0, "token_embd.weight"));
+  m.token_embedding = emb;
+  for (std::uint64_t l = 0; l < layers; ++l) {
+    const std::string pre = "blk." + std::to_string(l) + ".";
+    LayerWeights lw;
+    lw.attn_norm = reinterpret_cast<const float*>(part(1, l).data);
+    lw.ffn_norm = reinterpret_cast<const float*>(part(6, l).data);
+    TRILEMMA_TRY(wq, matrix(2, l, pre + "attn_q.weight"));
+    TRILEMMA_TRY(wk, matrix(3, l, pre + "attn_k.weight"));
+    TRILEMMA_TRY(wv, matrix(4, l, pre + "attn_v.weight"));
+    TRILEMMA_TRY(wo, matrix(5, l, pre + "attn_output.weight"));
+    TRILEMMA_TRY(w1, matrix(7, l, pre + "ffn_gate.weight"));
+    TRILEMMA_TRY(w2, matrix(8, l, pre + "ffn_down.weight"));
+    TRILEMMA_TRY(w3, matrix(9, l, pre + "ffn_up.weight"));
+    lw.wq = wq, lw.wk = wk, lw.wv = wv, lw.wo = wo, lw.w1 = w1, lw.w2 = w2, lw.w3 = w3;
+    m.layers.push_back(lw);
+  }
+  m.final_norm = reinterpret_cast<const float*>(part(10, 0).data);
+  if (tied) {
+    m.classifier = m.token_embedding;
+  } else {
+    TRILEMMA_TRY(cls, matrix(12, 0, "output.weight"));
+    m.classifier = cls;
+  }
+  return m;
+}
+
+}  // namespace trilemma::engine

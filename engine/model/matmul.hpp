@@ -1,0 +1,35 @@
+// Matrix products with weights in any table format: y[t][r] = W_r . x_t for the tokens t of
+// a batch. Activations are quantized once per distinct activation format (Q8_0 for integer
+// weights, f32 for float weights) and shared by every matrix that reads the same input.
+// Rows are split across the pool; each task runs its rows against all tokens, so a weight row
+// is read from memory once per batch (prefill reuses it across the prompt's tokens).
+#pragma once
+#include <cstddef>
+#include <span>
+#include <vector>
+
+#include "engine/model/model.hpp"
+#include "engine/quant/kernel_table.hpp"
+#include "engine/runtime/thread_pool.hpp"
+
+namespace trilemma::engine {
+
+struct MatmulJob {
+  const Matrix* w;
+  float* y;  // [n][w->rows]
+};
+
+class Matmul {
+ public:
+  Matmul(ThreadPool& pool, Isa isa) : m_pool(pool), m_isa(isa) {}
+  // x: [n][cols]; every job's matrix has `cols` columns. REQUIRES: kernels exist for each type.
+  void run(const float* x, int n, std::int64_t cols, std::span<const MatmulJob> jobs);
+  Isa isa() const { return m_isa; }
+
+ private:
+  ThreadPool& m_pool;
+  Isa m_isa;
+  std::vector<std::byte> m_act[2];  // quantized activations, one buffer per activation format
+};
+
+}  // namespace trilemma::engine

@@ -1,0 +1,52 @@
+#include "engine/model/model.hpp"
+
+#include <cstdlib>
+#include <cstring>
+#include <map>
+
+namespace trilemma::engine {
+
+void WeightStorage::Free::operator()(std::byte* p) const { std::free(p); }
+
+std::byte* WeightStorage::allocate(std::size_t bytes) {
+  const std::size_t rounded = (bytes + 63) / 64 * 64;
+  auto* p = static_cast<std::byte*>(std::aligned_alloc(64, rounded == 0 ? 64 : rounded));
+  if (p == nullptr) throw std::bad_alloc();
+  std::memset(p, 0, rounded == 0 ? 64 : rounded);
+  m_buffers.emplace_back(p);
+  return p;
+}
+
+namespace {
+template <class Fn>
+void for_each_layer_matrix(const Model& m, Fn fn) {
+  for (const auto& l : m.layers)
+    for (const Matrix* w : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w1, &l.w2, &l.w3}) fn(*w);
+}
+}  // namespace
+
+std::uint64_t Model::weight_bytes() const {
+  std::uint64_t total = token_embedding.bytes();
+  if (classifier.data != token_embedding.data) total += classifier.bytes();
+  for_each_layer_matrix(*this, [&](const Matrix& w) { total += w.bytes(); });
+  return total + (2 * std::uint64_t(layers.size()) + 1) * shape.hidden * 4;
+}
+
+std::uint64_t Model::decode_bytes_per_token() const {
+  std::uint64_t total = classifier.bytes() + token_embedding.row_bytes();
+  for_each_layer_matrix(*this, [&](const Matrix& w) { total += w.bytes(); });
+  return total + (2 * std::uint64_t(layers.size()) + 1) * shape.hidden * 4;
+}
+
+std::string Model::weights_name() const {
+  std::map<TensorType, std::uint64_t> bytes;  // weights (elements) per format
+  for_each_layer_matrix(*this, [&](const Matrix& w) { bytes[w.type] += std::uint64_t(w.rows * w.cols); });
+  if (bytes.size() == 1) return std::string(info(bytes.begin()->first).name);
+  TensorType most = TensorType::f32;
+  std::uint64_t best = 0;
+  for (auto [t, b] : bytes)
+    if (b > best) best = b, most = t;
+  return std::string(info(most).name) + "+mixed";
+}
+
+}  // namespace trilemma::engine

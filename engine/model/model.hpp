@@ -1,0 +1,69 @@
+// A llama-family model ready to run: shape, and views of every weight in its storage format.
+// Weights live in mapped files or in owned, 64-byte aligned buffers that the Model keeps
+// alive; the views never outlive them. Matrices are row-major [out][in] (GGUF ne[0] = in).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "types/model_shape.hpp"
+#include "types/tensor_type.hpp"
+
+namespace trilemma::engine {
+
+struct Matrix {
+  TensorType type = TensorType::f32;
+  std::int64_t rows = 0, cols = 0;  // out, in
+  const std::byte* data = nullptr;
+
+  std::size_t row_bytes() const { return tensor_bytes(type, std::uint64_t(cols)); }
+  std::uint64_t bytes() const { return std::uint64_t(rows) * row_bytes(); }
+  const std::byte* row(std::int64_t r) const { return data + std::size_t(r) * row_bytes(); }
+};
+
+struct LayerWeights {
+  const float* attn_norm = nullptr;  // [hidden]
+  Matrix wq, wk, wv, wo;             // [q_dim][hidden], [kv_dim][hidden] x 2, [hidden][q_dim]
+  const float* ffn_norm = nullptr;   // [hidden]
+  Matrix w1, w2, w3;                 // gate [ffn][hidden], down [hidden][ffn], up [ffn][hidden]
+};
+
+// Owns weight memory: aligned heap buffers and anything else (mappings) held by shared_ptr.
+class WeightStorage {
+ public:
+  std::byte* allocate(std::size_t bytes);  // 64-byte aligned, zeroed
+  void keep(std::shared_ptr<const void> owner) { m_owners.push_back(std::move(owner)); }
+
+ private:
+  struct Free {
+    void operator()(std::byte* p) const;
+  };
+  std::vector<std::unique_ptr<std::byte[], Free>> m_buffers;
+  std::vector<std::shared_ptr<const void>> m_owners;
+};
+
+struct Model {
+  std::string name;
+  bool synthetic = false;  // weights from a PRNG, not trained
+  ModelShape shape;
+  float norm_eps = 1e-5f;
+  Matrix token_embedding;  // [vocab][hidden]
+  std::vector<LayerWeights> layers;
+  const float* final_norm = nullptr;
+  Matrix classifier;       // [vocab][hidden]; same data as token_embedding when tied
+  std::vector<std::string> fallbacks;  // "name: q4_0 -> f32 (row 172 not a multiple of 32)"
+  std::shared_ptr<WeightStorage> storage = std::make_shared<WeightStorage>();
+
+  // Bytes of all matrices and norms, counting a tied classifier once.
+  std::uint64_t weight_bytes() const;
+  // Bytes one decoded token streams: every layer matrix, norms, the classifier and one
+  // embedding row.
+  std::uint64_t decode_bytes_per_token() const;
+  // The format holding most layer weights, for reports: "q4_0", or "q4_0+mixed" when some
+  // matrices use another (fallbacks).
+  std::string weights_name() const;
+};
+
+}  // namespace trilemma::engine

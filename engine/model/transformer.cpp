@@ -1,0 +1,139 @@
+// Numerics follow llama2.c run.c where it defines them (RMSNorm eps placement, RoPE
+// frequencies computed in float with powf, SiLU as x / (1 + exp(-x))), so the fp32 scalar path
+// reproduces its greedy decoding; see docs/engine.md for the measured margins.
+#include "engine/model/transformer.hpp"
+
+#include <cmath>
+#include <string>
+
+#include "engine/quant/kernel_table.hpp"
+
+namespace trilemma::engine {
+namespace {
+
+void rmsnorm(float* out, const float* x, const float* weight, int size, float eps) {
+  float ss = 0.0f;
+  for (int j = 0; j < size; ++j) ss += x[j] * x[j];
+  ss /= float(size);
+  ss += eps;
+  ss = 1.0f / std::sqrt(ss);
+  for (int j = 0; j < size; ++j) out[j] = weight[j] * (ss * x[j]);
+}
+
+// Rotates the pairs of one head: adjacent (2i, 2i+1) or NeoX (i, i + head_dim / 2).
+void rope_head(float* v, int head_dim, int pos, const float* freq, RopeLayout layout) {
+  const int half = head_dim / 2;
+  for (int i = 0; i < half; ++i) {
+    const float val = float(pos) * freq[i];
+    const float fcr = std::cos(val), fci = std::sin(val);
+    const int a = layout == RopeLayout::adjacent ? 2 * i : i;
+    const int b = layout == RopeLayout::adjacent ? 2 * i + 1 : i + half;
+    const float v0 = v[a], v1 = v[b];
+    v[a] = v0 * fcr - v1 * fci;
+    v[b] = v0 * fci + v1 * fcr;
+  }
+}
+
+}  // namespace
+
+Transformer::Transformer(const Model& model, ThreadPool& pool, Isa isa, std::unique_ptr<KvCache> cache, int max_batch)
+    : m_model(model), m_pool(pool), m_cache(std::move(cache)), m_matmul(pool, isa), m_max_batch(std::max(1, max_batch)) {
+  const ModelShape& s = model.shape;
+  const auto b = std::size_t(m_max_batch);
+  m_x.resize(b * s.hidden);
+  m_xb.resize(b * s.hidden);
+  m_q.resize(b * s.q_dim());
+  m_att.resize(b * s.q_dim());
+  m_k.resize(b * s.kv_dim());
+  m_v.resize(b * s.kv_dim());
+  m_hb.resize(b * s.ffn);
+  m_hb2.resize(b * s.ffn);
+  // run.c: freq = 1 / powf(theta, head_dim_index / head_size) for even indexes, in float.
+  for (std::uint32_t i = 0; i < s.head_dim / 2; ++i)
+    m_rope_freq.push_back(1.0f / std::pow(float(s.rope_theta), float(2 * i) / float(s.head_dim)));
+}
+
+Result<std::span<const float>> Transformer::forward(std::span<const int> tokens, int pos0, bool all_logits) {
+  const ModelShape& s = m_model.shape;
+  if (tokens.empty()) return make_error(ErrorKind::usage, m_model.name, "forward", "no tokens");
+  if (pos0 < 0 || std::int64_t(pos0) + std::int64_t(tokens.size()) > m_cache->capacity())
+    return make_error(ErrorKind::usage, m_model.name, "forward",
+                      "positions " + std::to_string(pos0) + ".." + std::to_string(pos0 + int(tokens.size()) - 1) +
+                          " exceed the KV cache capacity " + std::to_string(m_cache->capacity()));
+  for (std::size_t i = 0; i < tokens.size(); ++i)
+    if (tokens[i] < 0 || std::uint32_t(tokens[i]) >= s.vocab)
+      return make_error(ErrorKind::usage, m_model.name, "forward",
+                        "token " + std::to_string(tokens[i]) + " at " + std::to_string(i) + " is outside the vocabulary of " +
+                            std::to_string(s.vocab));
+  m_logits.resize((all_logits ? tokens.size() : 1) * s.vocab);
+  for (std::size_t begin = 0; begin < tokens.size(); begin += std::size_t(m_max_batch)) {
+    const std::size_t n = std::min(tokens.size() - begin, std::size_t(m_max_batch));
+    const bool last = begin + n == tokens.size();
+    float* out = all_logits ? m_logits.data() + begin * s.vocab : (last ? m_logits.data() : nullptr);
+    run_chunk(tokens.subspan(begin, n), pos0 + int(begin), out, all_logits);
+  }
+  return std::span<const float>(m_logits);
+}
+
+void Transformer::attention(int layer, int n, int pos0) {
+  const ModelShape& s = m_model.shape;
+  const int heads = int(s.heads), hd = int(s.head_dim);
+  m_pool.parallel_for(std::int64_t(n) * heads, 1, [&](std::int64_t begin, std::int64_t end) {
+    thread_local std::vector<float> scores;
+    scores.resize(std::size_t(m_cache->capacity()));
+    for (std::int64_t task = begin; task < end; ++task) {
+      const int t = int(task / heads), h = int(task % heads);
+      const std::size_t at = std::size_t(t) * s.q_dim() + std::size_t(h) * std::size_t(hd);
+      m_cache->attend(layer, h, pos0 + t + 1, &m_q[at], &m_att[at], scores.data());
+    }
+  });
+}
+
+void Transformer::run_chunk(std::span<const int> tokens, int pos0, float* logits_out, bool all_logits) {
+  const ModelShape& s = m_model.shape;
+  const int n = int(tokens.size());
+  const int dim = int(s.hidden), q_dim = int(s.q_dim()), kv_dim = int(s.kv_dim()), ffn = int(s.ffn);
+  const FormatKernels& emb = *find_kernels(m_model.token_embedding.type);
+  for (int t = 0; t < n; ++t)
+    emb.dequantize(m_model.token_embedding.row(tokens[std::size_t(t)]), &m_x[std::size_t(t) * dim], dim);
+
+  for (int l = 0; l < int(s.layers); ++l) {
+    const LayerWeights& w = m_model.layers[std::size_t(l)];
+    for (int t = 0; t < n; ++t) rmsnorm(&m_xb[std::size_t(t) * dim], &m_x[std::size_t(t) * dim], w.attn_norm, dim, m_model.norm_eps);
+    const MatmulJob qkv[] = {{&w.wq, m_q.data()}, {&w.wk, m_k.data()}, {&w.wv, m_v.data()}};
+    m_matmul.run(m_xb.data(), n, dim, qkv);
+    for (int t = 0; t < n; ++t) {
+      float* q = &m_q[std::size_t(t) * q_dim];
+      float* k = &m_k[std::size_t(t) * kv_dim];
+      for (int h = 0; h < int(s.heads); ++h) rope_head(q + h * int(s.head_dim), int(s.head_dim), pos0 + t, m_rope_freq.data(), s.rope_layout);
+      for (int h = 0; h < int(s.kv_heads); ++h) rope_head(k + h * int(s.head_dim), int(s.head_dim), pos0 + t, m_rope_freq.data(), s.rope_layout);
+      m_cache->store(l, pos0 + t, k, &m_v[std::size_t(t) * kv_dim]);
+    }
+    attention(l, n, pos0);
+    const MatmulJob wo[] = {{&w.wo, m_xb.data()}};
+    m_matmul.run(m_att.data(), n, q_dim, wo);
+    for (std::size_t i = 0; i < std::size_t(n) * std::size_t(dim); ++i) m_x[i] += m_xb[i];
+
+    for (int t = 0; t < n; ++t) rmsnorm(&m_xb[std::size_t(t) * dim], &m_x[std::size_t(t) * dim], w.ffn_norm, dim, m_model.norm_eps);
+    const MatmulJob gate_up[] = {{&w.w1, m_hb.data()}, {&w.w3, m_hb2.data()}};
+    m_matmul.run(m_xb.data(), n, dim, gate_up);
+    for (std::size_t i = 0; i < std::size_t(n) * std::size_t(ffn); ++i) {
+      float val = m_hb[i];
+      val *= 1.0f / (1.0f + std::exp(-val));  // SiLU
+      m_hb[i] = val * m_hb2[i];
+    }
+    const MatmulJob down[] = {{&w.w2, m_xb.data()}};
+    m_matmul.run(m_hb.data(), n, ffn, down);
+    for (std::size_t i = 0; i < std::size_t(n) * std::size_t(dim); ++i) m_x[i] += m_xb[i];
+  }
+
+  if (logits_out == nullptr) return;
+  // Only the tokens whose logits are wanted go through the final norm and classifier.
+  const int first = all_logits ? 0 : n - 1;
+  const int count = n - first;
+  for (int t = first; t < n; ++t) rmsnorm(&m_xb[std::size_t(t - first) * dim], &m_x[std::size_t(t) * dim], m_model.final_norm, dim, m_model.norm_eps);
+  const MatmulJob cls[] = {{&m_model.classifier, logits_out}};
+  m_matmul.run(m_xb.data(), count, dim, cls);
+}
+
+}  // namespace trilemma::engine

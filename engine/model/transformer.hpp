@@ -1,0 +1,47 @@
+// The llama forward pass (llama2.c run.c's `forward`, batched): embedding, per layer
+// RMSNorm -> q/k/v -> RoPE -> KV cache -> attention -> wo -> residual -> RMSNorm -> SwiGLU FFN
+// -> residual, then the final RMSNorm and the classifier. A call runs any number of new tokens
+// at consecutive positions starting anywhere, so one path serves decode (1 token), prefill
+// (the prompt at once) and speculative verification (a draft re-run from an earlier position).
+#pragma once
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "engine/kv/kv_cache.hpp"
+#include "engine/model/matmul.hpp"
+#include "engine/model/model.hpp"
+#include "types/result.hpp"
+
+namespace trilemma::engine {
+
+class Transformer {
+ public:
+  // REQUIRES: model outlives this; every matrix type has kernels (the loaders ensure it).
+  // max_batch bounds the scratch; longer inputs run in chunks of max_batch tokens.
+  Transformer(const Model& model, ThreadPool& pool, Isa isa, std::unique_ptr<KvCache> cache, int max_batch = 64);
+
+  // Runs tokens[i] at position pos0 + i, storing their K/V (positions >= pos0 are replaced).
+  // Returns the logits of the last token ([vocab]) or, with all_logits, of every token
+  // ([tokens.size()][vocab]). The span is valid until the next call.
+  Result<std::span<const float>> forward(std::span<const int> tokens, int pos0, bool all_logits = false);
+
+  const Model& model() const { return m_model; }
+  const KvCache& cache() const { return *m_cache; }
+  Isa isa() const { return m_matmul.isa(); }
+
+ private:
+  void run_chunk(std::span<const int> tokens, int pos0, float* logits_out, bool all_logits);
+  void attention(int layer, int n, int pos0);
+
+  const Model& m_model;
+  ThreadPool& m_pool;
+  std::unique_ptr<KvCache> m_cache;
+  Matmul m_matmul;
+  int m_max_batch;
+  // Scratch, [max_batch][width] each.
+  std::vector<float> m_x, m_xb, m_q, m_k, m_v, m_att, m_hb, m_hb2, m_logits;
+  std::vector<float> m_rope_freq;  // [head_dim / 2]
+};
+
+}  // namespace trilemma::engine

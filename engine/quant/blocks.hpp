@@ -1,0 +1,65 @@
+// Block layouts of the quantized formats. ggml's (ggml-common.h) are reproduced byte for byte;
+// trilemma's tq3_t / tq2_t are specified in docs/formats.md. Sizes are pinned against the
+// shared tensor-type table so the two can never drift apart.
+#pragma once
+#include <cstdint>
+
+#include "types/tensor_type.hpp"
+
+namespace trilemma::engine {
+
+inline constexpr int k_qk8_0 = 32;
+inline constexpr int k_qk4_0 = 32;
+inline constexpr int k_qk_k = 256;   // super-block of the k-quants
+inline constexpr int k_qk_t = 64;    // tq3_t / tq2_t
+
+// x = d * q, q in [-127, 127]
+struct BlockQ8_0 {
+  std::uint16_t d;  // fp16 scale
+  std::int8_t qs[k_qk8_0];
+};
+// x = d * (q - 8); qs[j] holds element j (low nibble) and element j + 16 (high nibble)
+struct BlockQ4_0 {
+  std::uint16_t d;
+  std::uint8_t qs[k_qk4_0 / 2];
+};
+// 8 sub-blocks of 32: x = d * sc[j] * q - dmin * m[j], q in [0, 15]; sc, m are 6-bit packed in
+// `scales` (get_scale_min_k4). qs[32*p + l] holds elements 64p + l (low) and 64p + 32 + l (high).
+struct BlockQ4K {
+  std::uint16_t d, dmin;
+  std::uint8_t scales[12];
+  std::uint8_t qs[k_qk_k / 2];
+};
+// As Q4_K with a fifth bit: qh[l] bit 2p is element 64p + l's, bit 2p+1 is element 64p+32+l's.
+struct BlockQ5K {
+  std::uint16_t d, dmin;
+  std::uint8_t scales[12];
+  std::uint8_t qh[k_qk_k / 8];
+  std::uint8_t qs[k_qk_k / 2];
+};
+// 16 sub-blocks of 16: x = d * scales[j] * (q - 32), q in [0, 63]: 4 low bits in ql, 2 high in qh.
+struct BlockQ6K {
+  std::uint8_t ql[k_qk_k / 2];
+  std::uint8_t qh[k_qk_k / 4];
+  std::int8_t scales[k_qk_k / 16];
+  std::uint16_t d;
+};
+// trilemma INT3: x = d * q + m, q in [0, 7]. Low two bits of element i at bits 2*(i/16) of
+// ql[i % 16]; the high bit at bit i % 8 of qh[i / 8]. 28 bytes per 64 weights.
+struct BlockTq3 {
+  std::uint16_t d, m;
+  std::uint8_t ql[k_qk_t / 4];
+  std::uint8_t qh[k_qk_t / 8];
+};
+// trilemma INT2: x = d * q + m, q in [0, 3], packed as tq3_t's ql. 20 bytes per 64 weights.
+struct BlockTq2 {
+  std::uint16_t d, m;
+  std::uint8_t qs[k_qk_t / 4];
+};
+
+// The shared table's block_bytes is runtime data; kernel_table_test checks it equals these.
+static_assert(sizeof(BlockQ8_0) == 34 && sizeof(BlockQ4_0) == 18);
+static_assert(sizeof(BlockQ4K) == 144 && sizeof(BlockQ5K) == 176 && sizeof(BlockQ6K) == 210);
+static_assert(sizeof(BlockTq3) == 28 && sizeof(BlockTq2) == 20);
+
+}  // namespace trilemma::engine

@@ -1,0 +1,104 @@
+// The only file that lists which kernels exist. Rows are in TensorType order (checked below);
+// formats without kernels (q4_1, iq*, ...) have no row and the engine refuses to load them.
+#include "engine/quant/kernel_table.hpp"
+
+#include <array>
+#include <cstdlib>
+#include <cstring>
+
+namespace trilemma::engine {
+namespace {
+
+#if defined(__x86_64__)
+#define TRILEMMA_AVX2(fn) fn
+#else
+#define TRILEMMA_AVX2(fn) nullptr
+#endif
+#if defined(__aarch64__)
+#define TRILEMMA_NEON(fn) fn
+#else
+#define TRILEMMA_NEON(fn) nullptr
+#endif
+
+using T = TensorType;
+// Append new formats in TensorType order.
+constexpr std::array k_table = {
+    FormatKernels{T::f32, T::f32, quantize_row_f32, dequantize_row_f32, dot_f32_f32_ref,
+                  TRILEMMA_AVX2(dot_f32_f32_avx2), TRILEMMA_NEON(dot_f32_f32_neon), 1e-5f, 0.0f},
+    FormatKernels{T::f16, T::f32, quantize_row_f16, dequantize_row_f16, dot_f16_f32_ref,
+                  TRILEMMA_AVX2(dot_f16_f32_avx2), nullptr, 1e-5f, 3e-4f},
+    FormatKernels{T::bf16, T::f32, quantize_row_bf16, dequantize_row_bf16, dot_bf16_f32_ref,
+                  TRILEMMA_AVX2(dot_bf16_f32_avx2), nullptr, 1e-5f, 2e-3f},
+    FormatKernels{T::q8_0, T::q8_0, quantize_row_q8_0, dequantize_row_q8_0, dot_q8_0_q8_0_ref,
+                  TRILEMMA_AVX2(dot_q8_0_q8_0_avx2), TRILEMMA_NEON(dot_q8_0_q8_0_neon), 1e-5f, 0.006f},
+    FormatKernels{T::q4_0, T::q8_0, quantize_row_q4_0, dequantize_row_q4_0, dot_q4_0_q8_0_ref,
+                  TRILEMMA_AVX2(dot_q4_0_q8_0_avx2), TRILEMMA_NEON(dot_q4_0_q8_0_neon), 1e-5f, 0.09f},
+    FormatKernels{T::q4_k, T::q8_0, quantize_row_q4_k, dequantize_row_q4_k, dot_q4_k_q8_0_ref, nullptr, nullptr,
+                  1e-5f, 0.085f},
+    FormatKernels{T::q5_k, T::q8_0, quantize_row_q5_k, dequantize_row_q5_k, dot_q5_k_q8_0_ref, nullptr, nullptr,
+                  1e-5f, 0.042f},
+    FormatKernels{T::q6_k, T::q8_0, quantize_row_q6_k, dequantize_row_q6_k, dot_q6_k_q8_0_ref, nullptr, nullptr,
+                  1e-5f, 0.021f},
+    FormatKernels{T::tq3_t, T::q8_0, quantize_row_tq3_t, dequantize_row_tq3_t, dot_tq3_t_q8_0_ref,
+                  TRILEMMA_AVX2(dot_tq3_t_q8_0_avx2), nullptr, 1e-5f, 0.2f},
+    FormatKernels{T::tq2_t, T::q8_0, quantize_row_tq2_t, dequantize_row_tq2_t, dot_tq2_t_q8_0_ref,
+                  TRILEMMA_AVX2(dot_tq2_t_q8_0_avx2), nullptr, 1e-5f, 0.46f},
+};
+
+constexpr bool rows_in_enum_order() {
+  for (std::size_t i = 1; i < k_table.size(); ++i)
+    if (static_cast<int>(k_table[i - 1].weight) >= static_cast<int>(k_table[i].weight)) return false;
+  return true;
+}
+static_assert(rows_in_enum_order(), "kernel table rows must follow TensorType order");
+
+}  // namespace
+
+std::string_view isa_name(Isa isa) {
+  switch (isa) {
+    case Isa::avx2: return "avx2";
+    case Isa::neon: return "neon";
+    case Isa::scalar: break;
+  }
+  return "scalar";
+}
+
+std::span<const FormatKernels> format_kernels() { return k_table; }
+
+const FormatKernels* find_kernels(TensorType type) {
+  for (const auto& row : k_table)
+    if (row.weight == type) return &row;
+  return nullptr;
+}
+
+Isa detect_isa(bool force_scalar) {
+  const char* env = std::getenv("TRILEMMA_FORCE_SCALAR");
+  if (force_scalar || (env != nullptr && std::strcmp(env, "0") != 0 && *env != '\0')) return Isa::scalar;
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c"))
+    return Isa::avx2;
+  return Isa::scalar;
+#elif defined(__aarch64__)
+  return Isa::neon;
+#else
+  return Isa::scalar;
+#endif
+}
+
+Isa dot_isa(const FormatKernels& k, Isa isa) {
+  if (isa == Isa::avx2 && k.dot_avx2 != nullptr) return Isa::avx2;
+  if (isa == Isa::neon && k.dot_neon != nullptr) return Isa::neon;
+  return Isa::scalar;
+}
+
+DotFn select_dot(const FormatKernels& k, Isa isa) {
+  switch (dot_isa(k, isa)) {
+    case Isa::avx2: return k.dot_avx2;
+    case Isa::neon: return k.dot_neon;
+    case Isa::scalar: break;
+  }
+  return k.dot_ref;
+}
+
+}  // namespace trilemma::engine

@@ -1,0 +1,10 @@
+// Process memory figures from /proc/self/status (Linux); 0 where unavailable.
+#pragma once
+#include <cstdint>
+
+namespace trilemma::engine {
+
+std::uint64_t peak_rss_bytes();     // VmHWM: the high-water mark of resident memory
+std::uint64_t current_rss_bytes();  // VmRSS
+
+}  // namespace trilemma::engine

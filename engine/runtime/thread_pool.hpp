@@ -1,0 +1,43 @@
+// A fixed pool of worker threads that run one parallel_for at a time. The calling thread
+// works too, so a pool of n threads starts n - 1 workers. Workers spin briefly between jobs
+// (decode issues ~4 parallel regions per layer, a few microseconds apart) and then sleep.
+#pragma once
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace trilemma::engine {
+
+class ThreadPool {
+ public:
+  explicit ThreadPool(int threads);  // threads <= 0: std::thread::hardware_concurrency()
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  int size() const { return int(m_workers.size()) + 1; }
+  // Calls fn(begin, end) over [0, n) in chunks of `grain`, on all threads; returns when done.
+  // REQUIRES: not called from inside fn.
+  void parallel_for(std::int64_t n, std::int64_t grain, const std::function<void(std::int64_t, std::int64_t)>& fn);
+
+ private:
+  void worker_loop();
+  void run_chunks();
+
+  std::vector<std::thread> m_workers;
+  std::mutex m_mutex;
+  std::condition_variable m_wake;
+  std::atomic<std::uint64_t> m_generation{0};
+  std::atomic<int> m_active{0};  // workers still inside the current job
+  std::atomic<bool> m_stop{false};
+  // The current job.
+  const std::function<void(std::int64_t, std::int64_t)>* m_fn = nullptr;
+  std::int64_t m_n = 0, m_grain = 1;
+  std::atomic<std::int64_t> m_next{0};
+};
+
+}  // namespace trilemma::engine

@@ -1,0 +1,167 @@
+// AVX2 + FMA + F16C dot products (the `_avx2` column of quant/kernel_table.cpp). This file is
+// compiled with -mavx2 -mfma -mf16c and called only after __builtin_cpu_supports says so.
+// Each kernel follows its `_ref` twin block for block: integer sums per Q8_0 block are exact,
+// only the order of the float accumulation differs. Block layouts: quant/blocks.hpp.
+#include <immintrin.h>
+
+#include <cstring>
+
+#include "engine/quant/blocks.hpp"
+#include "engine/quant/fp16.hpp"
+#include "engine/quant/kernels.hpp"
+
+namespace trilemma::engine {
+namespace {
+
+float hsum(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
+float fp16(std::uint16_t h) { return _cvtsh_ss(h); }
+
+// Signed int8 x signed int8, 32 lanes, summed to 8 int32 lanes (ggml's mul_sum_i8_pairs).
+__m256i dot_i8(__m256i x, __m256i y) {
+  const __m256i ax = _mm256_sign_epi8(x, x);
+  const __m256i sy = _mm256_sign_epi8(y, x);
+  return _mm256_madd_epi16(_mm256_maddubs_epi16(ax, sy), _mm256_set1_epi16(1));
+}
+
+// Unsigned codes (< 64) x signed int8.
+__m256i dot_u8(__m256i q, __m256i y) { return _mm256_madd_epi16(_mm256_maddubs_epi16(q, y), _mm256_set1_epi16(1)); }
+
+__m256i set_m128i(__m128i hi, __m128i lo) { return _mm256_insertf128_si256(_mm256_castsi128_si256(lo), hi, 1); }
+
+// 32 bits -> 32 bytes of 0xFF (bit set) or 0x00 (ggml's bytes_from_bits_32).
+__m256i bytes_from_bits_32(const std::uint8_t* x) {
+  std::uint32_t x32;
+  std::memcpy(&x32, x, 4);
+  const __m256i shuf = _mm256_set_epi64x(0x0303030303030303, 0x0202020202020202, 0x0101010101010101, 0);
+  __m256i bytes = _mm256_shuffle_epi8(_mm256_set1_epi32(int(x32)), shuf);
+  bytes = _mm256_or_si256(bytes, _mm256_set1_epi64x(0x7fbfdfeff7fbfdfe));
+  return _mm256_cmpeq_epi8(bytes, _mm256_set1_epi64x(-1));
+}
+
+// load(i) gives weights i..i+7 as floats, at(i) weight i (for the tail of fewer than 8).
+template <class Load, class At>
+float dot_float(const float* y, std::int64_t n, Load load, At at) {
+  __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+  std::int64_t i = 0;
+  for (; i + 32 <= n; i += 32)
+    for (int k = 0; k < 4; ++k) acc[k] = _mm256_fmadd_ps(load(i + 8 * k), _mm256_loadu_ps(y + i + 8 * k), acc[k]);
+  for (; i + 8 <= n; i += 8) acc[0] = _mm256_fmadd_ps(load(i), _mm256_loadu_ps(y + i), acc[0]);
+  float sum = hsum(_mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), _mm256_add_ps(acc[2], acc[3])));
+  for (; i < n; ++i) sum += at(i) * y[i];
+  return sum;
+}
+
+}  // namespace
+
+float dot_f32_f32_avx2(const void* w, const void* a, std::int64_t n) {
+  const auto* x = static_cast<const float*>(w);
+  const auto* y = static_cast<const float*>(a);
+  return dot_float(
+      y, n, [x](std::int64_t i) { return _mm256_loadu_ps(x + i); }, [x](std::int64_t i) { return x[i]; });
+}
+
+float dot_f16_f32_avx2(const void* w, const void* a, std::int64_t n) {
+  const auto* x = static_cast<const std::uint16_t*>(w);
+  const auto* y = static_cast<const float*>(a);
+  return dot_float(
+      y, n, [x](std::int64_t i) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + i))); },
+      [x](std::int64_t i) { return fp16(x[i]); });
+}
+
+float dot_bf16_f32_avx2(const void* w, const void* a, std::int64_t n) {
+  const auto* x = static_cast<const std::uint16_t*>(w);
+  const auto* y = static_cast<const float*>(a);
+  return dot_float(
+      y, n,
+      [x](std::int64_t i) {
+        const __m256i v = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + i)));
+        return _mm256_castsi256_ps(_mm256_slli_epi32(v, 16));
+      },
+      [x](std::int64_t i) { return bf16_to_fp32(x[i]); });
+}
+
+float dot_q8_0_q8_0_avx2(const void* w, const void* a, std::int64_t n) {
+  const auto* x = static_cast<const BlockQ8_0*>(w);
+  const auto* y = static_cast<const BlockQ8_0*>(a);
+  __m256 acc = _mm256_setzero_ps();
+  for (std::int64_t i = 0; i < n / k_qk8_0; ++i) {
+    const __m256i qx = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[i].qs));
+    const __m256i qy = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y[i].qs));
+    const __m256 d = _mm256_set1_ps(fp16(x[i].d) * fp16(y[i].d));
+    acc = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(dot_i8(qx, qy)), acc);
+  }
+  return hsum(acc);
+}
+
+float dot_q4_0_q8_0_avx2(const void* w, const void* a, std::int64_t n) {
+  const auto* x = static_cast<const BlockQ4_0*>(w);
+  const auto* y = static_cast<const BlockQ8_0*>(a);
+  const __m256i low4 = _mm256_set1_epi8(0x0F);
+  const __m256i eight = _mm256_set1_epi8(8);
+  __m256 acc = _mm256_setzero_ps();
+  for (std::int64_t i = 0; i < n / k_qk4_0; ++i) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(x[i].qs));
+    const __m256i qx = _mm256_sub_epi8(_mm256_and_si256(set_m128i(_mm_srli_epi16(v, 4), v), low4), eight);
+    const __m256i qy = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y[i].qs));
+    const __m256 d = _mm256_set1_ps(fp16(x[i].d) * fp16(y[i].d));
+    acc = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(dot_i8(qx, qy)), acc);
+  }
+  return hsum(acc);
+}
+
+namespace {
+
+// Both halves of a tq block against two Q8_0 blocks; q[h] holds codes 32h..32h+31.
+void tq_accumulate(const __m256i q[2], float d, float m, const BlockQ8_0* y, __m256& acc) {
+  const __m256i ones8 = _mm256_set1_epi8(1);
+  for (int h = 0; h < 2; ++h) {
+    const __m256i qy = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y[h].qs));
+    const float dy = fp16(y[h].d);
+    acc = _mm256_fmadd_ps(_mm256_set1_ps(dy * d), _mm256_cvtepi32_ps(dot_u8(q[h], qy)), acc);
+    acc = _mm256_fmadd_ps(_mm256_set1_ps(dy * m), _mm256_cvtepi32_ps(dot_u8(ones8, qy)), acc);
+  }
+}
+
+void unpack_low2(const std::uint8_t* plane, __m256i q[2]) {
+  const __m256i three = _mm256_set1_epi8(3);
+  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(plane));
+  q[0] = _mm256_and_si256(set_m128i(_mm_srli_epi16(v, 2), v), three);
+  q[1] = _mm256_and_si256(set_m128i(_mm_srli_epi16(v, 6), _mm_srli_epi16(v, 4)), three);
+}
+
+}  // namespace
+
+float dot_tq2_t_q8_0_avx2(const void* w, const void* a, std::int64_t n) {
+  const auto* x = static_cast<const BlockTq2*>(w);
+  const auto* y = static_cast<const BlockQ8_0*>(a);
+  __m256 acc = _mm256_setzero_ps();
+  __m256i q[2];
+  for (std::int64_t i = 0; i < n / k_qk_t; ++i, y += 2) {
+    unpack_low2(x[i].qs, q);
+    tq_accumulate(q, fp16(x[i].d), fp16(x[i].m), y, acc);
+  }
+  return hsum(acc);
+}
+
+float dot_tq3_t_q8_0_avx2(const void* w, const void* a, std::int64_t n) {
+  const auto* x = static_cast<const BlockTq3*>(w);
+  const auto* y = static_cast<const BlockQ8_0*>(a);
+  const __m256i four = _mm256_set1_epi8(4);
+  __m256 acc = _mm256_setzero_ps();
+  __m256i q[2];
+  for (std::int64_t i = 0; i < n / k_qk_t; ++i, y += 2) {
+    unpack_low2(x[i].ql, q);
+    q[0] = _mm256_or_si256(q[0], _mm256_and_si256(bytes_from_bits_32(x[i].qh), four));
+    q[1] = _mm256_or_si256(q[1], _mm256_and_si256(bytes_from_bits_32(x[i].qh + 4), four));
+    tq_accumulate(q, fp16(x[i].d), fp16(x[i].m), y, acc);
+  }
+  return hsum(acc);
+}
+
+}  // namespace trilemma::engine

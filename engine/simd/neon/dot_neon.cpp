@@ -1,0 +1,64 @@
+// ARMv8.0 NEON dot products (the `_neon` column of quant/kernel_table.cpp); compiled only on
+// aarch64, where NEON is always present. Baseline ARMv8.0 (vmull_s8 + pairwise adds, no
+// dotprod extension) so it runs on every 64-bit Arm core. Block layouts: quant/blocks.hpp.
+#include <arm_neon.h>
+
+#include "engine/quant/blocks.hpp"
+#include "engine/quant/fp16.hpp"
+#include "engine/quant/kernels.hpp"
+
+namespace trilemma::engine {
+namespace {
+
+// 16 int8 x 16 int8 products summed to 4 int32 lanes; |product| <= 127 * 128 fits int16.
+int32x4_t dot_i8x16(int8x16_t a, int8x16_t b) {
+  const int16x8_t lo = vmull_s8(vget_low_s8(a), vget_low_s8(b));
+  const int16x8_t hi = vmull_s8(vget_high_s8(a), vget_high_s8(b));
+  return vaddq_s32(vpaddlq_s16(lo), vpaddlq_s16(hi));
+}
+
+}  // namespace
+
+float dot_f32_f32_neon(const void* w, const void* a, std::int64_t n) {
+  const auto* x = static_cast<const float*>(w);
+  const auto* y = static_cast<const float*>(a);
+  float32x4_t acc0 = vdupq_n_f32(0.0f), acc1 = vdupq_n_f32(0.0f);
+  std::int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    acc0 = vfmaq_f32(acc0, vld1q_f32(x + i), vld1q_f32(y + i));
+    acc1 = vfmaq_f32(acc1, vld1q_f32(x + i + 4), vld1q_f32(y + i + 4));
+  }
+  float sum = vaddvq_f32(vaddq_f32(acc0, acc1));
+  for (; i < n; ++i) sum += x[i] * y[i];
+  return sum;
+}
+
+float dot_q8_0_q8_0_neon(const void* w, const void* a, std::int64_t n) {
+  const auto* x = static_cast<const BlockQ8_0*>(w);
+  const auto* y = static_cast<const BlockQ8_0*>(a);
+  float sum = 0.0f;
+  for (std::int64_t i = 0; i < n / k_qk8_0; ++i) {
+    const int32x4_t s = vaddq_s32(dot_i8x16(vld1q_s8(x[i].qs), vld1q_s8(y[i].qs)),
+                                  dot_i8x16(vld1q_s8(x[i].qs + 16), vld1q_s8(y[i].qs + 16)));
+    sum += float(vaddvq_s32(s)) * (fp16_to_fp32(x[i].d) * fp16_to_fp32(y[i].d));
+  }
+  return sum;
+}
+
+float dot_q4_0_q8_0_neon(const void* w, const void* a, std::int64_t n) {
+  const auto* x = static_cast<const BlockQ4_0*>(w);
+  const auto* y = static_cast<const BlockQ8_0*>(a);
+  const uint8x16_t low4 = vdupq_n_u8(0x0F);
+  const int8x16_t eight = vdupq_n_s8(8);
+  float sum = 0.0f;
+  for (std::int64_t i = 0; i < n / k_qk4_0; ++i) {
+    const uint8x16_t v = vld1q_u8(x[i].qs);
+    const int8x16_t lo = vsubq_s8(vreinterpretq_s8_u8(vandq_u8(v, low4)), eight);
+    const int8x16_t hi = vsubq_s8(vreinterpretq_s8_u8(vshrq_n_u8(v, 4)), eight);
+    const int32x4_t s = vaddq_s32(dot_i8x16(lo, vld1q_s8(y[i].qs)), dot_i8x16(hi, vld1q_s8(y[i].qs + 16)));
+    sum += float(vaddvq_s32(s)) * (fp16_to_fp32(x[i].d) * fp16_to_fp32(y[i].d));
+  }
+  return sum;
+}
+
+}  // namespace trilemma::engine

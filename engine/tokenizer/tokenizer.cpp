@@ -1,0 +1,197 @@
+#include "engine/tokenizer/tokenizer.hpp"
+
+#include <cstdio>
+#include <cstring>
+
+#include "engine/gguf/mapped_file.hpp"
+
+namespace trilemma::engine {
+namespace {
+
+constexpr std::string_view k_space_marker = "\xE2\x96\x81";  // U+2581, SentencePiece's space
+
+std::string replace_all(std::string s, std::string_view from, std::string_view to) {
+  for (std::size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
+    s.replace(at, from.size(), to);
+  return s;
+}
+
+// "<0xNN>" -> NN, or -1.
+int byte_piece(std::string_view p) {
+  if (p.size() != 6 || p.substr(0, 3) != "<0x" || p[5] != '>') return -1;
+  unsigned v = 0;
+  if (std::sscanf(std::string(p.substr(3, 2)).c_str(), "%2x", &v) != 1) return -1;
+  return int(v);
+}
+
+}  // namespace
+
+void Tokenizer::index() {
+  m_ids.clear();
+  m_ids.reserve(m_pieces.size());
+  for (int i = int(m_pieces.size()) - 1; i >= 0; --i) m_ids[m_pieces[std::size_t(i)]] = i;  // first id wins
+  std::fill(std::begin(m_byte_ids), std::end(m_byte_ids), -1);
+  for (std::size_t i = 0; i < m_pieces.size(); ++i)
+    if (const int b = byte_piece(m_pieces[i]); b >= 0 && m_byte_ids[b] < 0) m_byte_ids[b] = int(i);
+  if (m_types.size() != m_pieces.size()) {
+    m_types.assign(m_pieces.size(), 1);
+    for (int b : m_byte_ids)
+      if (b >= 0) m_types[std::size_t(b)] = 6;
+    for (int id : {m_unk, m_bos, m_eos})
+      if (id >= 0 && std::size_t(id) < m_types.size()) m_types[std::size_t(id)] = id == m_unk ? 2 : 3;
+  }
+}
+
+int Tokenizer::lookup(std::string_view piece) const {
+  const auto it = m_ids.find(std::string(piece));
+  return it == m_ids.end() ? -1 : it->second;
+}
+
+Result<Tokenizer> Tokenizer::load_llama2c(const std::filesystem::path& path) {
+  const std::string file = path.string();
+  auto mapped = gguf::MappedFile::open(path);
+  if (!mapped) return mapped.error();
+  const auto bytes = (*mapped)->bytes();
+  std::size_t pos = 0;
+  const auto read_i32 = [&](std::int32_t& v) {
+    if (bytes.size() - pos < 4) return false;
+    std::memcpy(&v, bytes.data() + pos, 4);
+    pos += 4;
+    return true;
+  };
+  std::int32_t max_len = 0;
+  if (!read_i32(max_len) || max_len <= 0)
+    return make_error(ErrorKind::input, file, "byte 0", "max_token_length: missing or not > 0");
+  Tokenizer t;
+  while (pos < bytes.size()) {
+    const std::size_t at = pos;
+    const std::string field = "tokens[" + std::to_string(t.m_pieces.size()) + "]";
+    float score = 0;
+    std::int32_t len = 0;
+    if (bytes.size() - pos < 8) return make_error(ErrorKind::input, file, "byte " + std::to_string(at), field + ": truncated");
+    std::memcpy(&score, bytes.data() + pos, 4);
+    pos += 4;
+    read_i32(len);
+    if (len < 0 || len > max_len || std::size_t(len) > bytes.size() - pos)
+      return make_error(ErrorKind::input, file, "byte " + std::to_string(at + 4),
+                        field + ".length: " + std::to_string(len) + " is outside 0..max_token_length or past the end");
+    t.m_pieces.emplace_back(reinterpret_cast<const char*>(bytes.data() + pos), std::size_t(len));
+    t.m_scores.push_back(score);
+    pos += std::size_t(len);
+  }
+  if (t.m_pieces.size() < 3) return make_error(ErrorKind::input, file, "", "vocabulary: fewer than 3 tokens");
+  t.index();
+  return t;
+}
+
+Result<Tokenizer> Tokenizer::from_gguf(const gguf::GgufFile& file) {
+  const auto model = file.get_string("tokenizer.ggml.model");
+  if (model != "llama")
+    return make_error(ErrorKind::input, file.name(), "metadata[\"tokenizer.ggml.model\"]",
+                      "\"" + model.value_or("") + "\" is not supported (llama SentencePiece BPE)");
+  auto pieces = file.get_string_array("tokenizer.ggml.tokens");
+  if (!pieces || pieces->size() < 3)
+    return make_error(ErrorKind::input, file.name(), "metadata[\"tokenizer.ggml.tokens\"]", "missing, or fewer than 3 tokens");
+  auto scores = file.get_float_array("tokenizer.ggml.scores").value_or(std::vector<float>(pieces->size(), 0.0f));
+  if (scores.size() != pieces->size())
+    return make_error(ErrorKind::input, file.name(), "metadata[\"tokenizer.ggml.scores\"]", "length differs from tokens");
+  std::vector<std::int32_t> types;
+  if (const auto t = file.get_int_array("tokenizer.ggml.token_type"); t && t->size() == pieces->size())
+    types.assign(t->begin(), t->end());
+  for (auto& p : *pieces) p = replace_all(std::move(p), k_space_marker, " ");
+  const auto id = [&](const char* key, int fallback) {
+    const auto v = file.get_uint(key);
+    return v && *v < pieces->size() ? int(*v) : fallback;
+  };
+  return from_pieces(std::move(*pieces), std::move(scores), std::move(types), id("tokenizer.ggml.bos_token_id", 1),
+                     id("tokenizer.ggml.eos_token_id", 2));
+}
+
+Tokenizer Tokenizer::from_pieces(std::vector<std::string> pieces, std::vector<float> scores, std::vector<std::int32_t> types,
+                                 int bos, int eos) {
+  Tokenizer t;
+  t.m_pieces = std::move(pieces);
+  t.m_scores = std::move(scores);
+  t.m_types = std::move(types);
+  t.m_bos = bos;
+  t.m_eos = eos;
+  t.index();
+  return t;
+}
+
+Tokenizer Tokenizer::synthetic(int vocab) {
+  std::vector<std::string> pieces = {"<unk>", "<s>", "</s>"};
+  char buf[16];
+  for (int b = 0; b < 256; ++b) {
+    std::snprintf(buf, sizeof buf, "<0x%02X>", b);
+    pieces.emplace_back(buf);
+  }
+  for (int i = int(pieces.size()); i < vocab; ++i) pieces.push_back("<t" + std::to_string(i) + ">");
+  std::vector<float> scores(pieces.size(), 0.0f);
+  return from_pieces(std::move(pieces), std::move(scores), {}, 1, 2);
+}
+
+std::vector<int> Tokenizer::encode(std::string_view text, bool bos, bool eos) const {
+  std::vector<int> tokens;
+  if (bos) tokens.push_back(m_bos);
+  const std::size_t first = tokens.size();
+  if (!text.empty())
+    if (const int space = lookup(" "); space >= 0) tokens.push_back(space);
+  // One token per code point, or one per byte when the code point has no piece.
+  for (std::size_t i = 0; i < text.size();) {
+    std::size_t len = 1;
+    const auto c = static_cast<unsigned char>(text[i]);
+    if ((c & 0xE0) == 0xC0) len = 2;
+    else if ((c & 0xF0) == 0xE0) len = 3;
+    else if ((c & 0xF8) == 0xF0) len = 4;
+    len = std::min(len, text.size() - i);
+    if (const int id = lookup(text.substr(i, len)); id >= 0) {
+      tokens.push_back(id);
+    } else {
+      for (std::size_t k = 0; k < len; ++k) {
+        const int b = m_byte_ids[static_cast<unsigned char>(text[i + k])];
+        tokens.push_back(b >= 0 ? b : m_unk);
+      }
+    }
+    i += len;
+  }
+  // Merge the best-scoring adjacent pair until none merges (run.c's loop).
+  std::string merged;
+  for (;;) {
+    float best_score = -1e10f;
+    int best_id = -1;
+    std::size_t best_at = 0;
+    for (std::size_t i = first; i + 1 < tokens.size(); ++i) {
+      merged = m_pieces[std::size_t(tokens[i])];
+      merged += m_pieces[std::size_t(tokens[i + 1])];
+      const int id = lookup(merged);
+      if (id >= 0 && m_scores[std::size_t(id)] > best_score) {
+        best_score = m_scores[std::size_t(id)];
+        best_id = id;
+        best_at = i;
+      }
+    }
+    if (best_id < 0) break;
+    tokens[best_at] = best_id;
+    tokens.erase(tokens.begin() + std::ptrdiff_t(best_at) + 1);
+  }
+  if (eos) tokens.push_back(m_eos);
+  return tokens;
+}
+
+std::string Tokenizer::decode(int prev, int token) const {
+  if (token < 0 || token >= vocab_size()) return {};
+  std::string_view piece = m_pieces[std::size_t(token)];
+  if (prev == m_bos && !piece.empty() && piece[0] == ' ') piece.remove_prefix(1);
+  if (const int b = byte_piece(piece); b >= 0) return std::string(1, char(b));
+  return std::string(piece);
+}
+
+std::vector<std::string> Tokenizer::gguf_pieces() const {
+  std::vector<std::string> out;
+  out.reserve(m_pieces.size());
+  for (const auto& p : m_pieces) out.push_back(replace_all(p, " ", k_space_marker));
+  return out;
+}
+
+}  // namespace trilemma::engine

@@ -1,0 +1,59 @@
+// SentencePiece-style BPE as llama2.c run.c implements it: a vocabulary of pieces with merge
+// scores; encode() looks up each UTF-8 code point (bytes without a piece fall back to the
+// byte tokens <0x00>..<0xFF>), then repeatedly merges the adjacent pair whose concatenation is
+// a piece with the highest score. A " " prefix is added before non-empty text, as
+// SentencePiece's add_dummy_prefix. Pieces are stored with real spaces: GGUF's U+2581 "▁" is
+// mapped to " " on load.
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/gguf/gguf_file.hpp"
+#include "types/result.hpp"
+
+namespace trilemma::engine {
+
+class Tokenizer {
+ public:
+  // llama2.c tokenizer.bin: int32 max_token_length, then per token float32 score, int32
+  // length, bytes. Reads every entry to the end of the file; BOS 1, EOS 2.
+  static Result<Tokenizer> load_llama2c(const std::filesystem::path& path);
+  // tokenizer.ggml.tokens / scores / token_type / bos_token_id / eos_token_id (model "llama").
+  static Result<Tokenizer> from_gguf(const gguf::GgufFile& file);
+  // <unk>, <s>, </s>, 256 byte tokens, then placeholders "<tN>" up to `vocab`: for synthetic
+  // models, which have no trained vocabulary. REQUIRES: vocab >= 259.
+  static Tokenizer synthetic(int vocab);
+  // From parts, as the writer stores them. REQUIRES: pieces.size() == scores.size().
+  static Tokenizer from_pieces(std::vector<std::string> pieces, std::vector<float> scores, std::vector<std::int32_t> types,
+                               int bos, int eos);
+
+  std::vector<int> encode(std::string_view text, bool bos, bool eos) const;
+  // The text of `token` following `prev` (the leading space after BOS is dropped, byte
+  // tokens become their byte).
+  std::string decode(int prev, int token) const;
+
+  int vocab_size() const { return int(m_pieces.size()); }
+  int bos() const { return m_bos; }
+  int eos() const { return m_eos; }
+  // GGUF spelling of the vocabulary (" " -> "▁"), scores and token types, for the writer.
+  std::vector<std::string> gguf_pieces() const;
+  const std::vector<float>& scores() const { return m_scores; }
+  const std::vector<std::int32_t>& token_types() const { return m_types; }
+
+ private:
+  void index();
+  int lookup(std::string_view piece) const;
+
+  std::vector<std::string> m_pieces;
+  std::vector<float> m_scores;
+  std::vector<std::int32_t> m_types;  // GGUF token types: 1 normal, 2 unknown, 3 control, 6 byte
+  std::unordered_map<std::string, int> m_ids;
+  int m_byte_ids[256];
+  int m_bos = 1, m_eos = 2, m_unk = 0;
+};
+
+}  // namespace trilemma::engine

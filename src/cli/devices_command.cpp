@@ -1,0 +1,164 @@
+// `trilemma devices list|show ID|validate [PATH...]|probe [--out FILE]`
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <iostream>
+
+#include "cli/commands.hpp"
+#include "cli/exit_codes.hpp"
+#include "cli/format.hpp"
+#include "devices/device_db.hpp"
+#include "devices/device_loader.hpp"
+#include "devices/host_probe.hpp"
+#include "io/atomic_write.hpp"
+
+namespace trilemma::cli {
+namespace {
+
+using nlohmann::json;
+
+json device_json(const devices::Device& d) {
+  json clusters = json::array();
+  for (const auto& c : d.clusters)
+    clusters.push_back({{"kind", c.kind}, {"cores", c.cores}, {"core", c.core}, {"clock_ghz", c.clock_ghz},
+                        {"fp32_flops_per_cycle", c.fp32_flops_per_cycle}});
+  json sources = json::array();
+  for (const auto& s : d.sources) sources.push_back({{"fields", s.fields}, {"url", s.url}, {"basis", s.basis}, {"note", s.note}});
+  return {{"id", d.id}, {"name", d.name}, {"vendor", d.vendor}, {"class", d.device_class},
+          {"ram_gib", d.ram_gib}, {"ram_options_gib", d.ram_options_gib}, {"usable_gib", devices::usable_memory_gib(d)},
+          {"unified_memory", d.unified_memory}, {"memory_type", d.memory_type},
+          {"peak_bandwidth_gbps", d.peak_bandwidth_gbps}, {"bandwidth_basis", d.bandwidth_basis},
+          {"tdp_w", d.tdp_w ? json(*d.tdp_w) : json()}, {"isa", d.isa}, {"clusters", clusters},
+          {"cpu_peak_gflops", d.cpu_peak_gflops()}, {"features", d.cpu_features}, {"backends", d.backends},
+          {"gpu", d.gpu_name}, {"gpu_fp32_tflops", d.gpu_fp32_tflops ? json(*d.gpu_fp32_tflops) : json()},
+          {"npu_int8_tops", d.npu_int8_tops ? json(*d.npu_int8_tops) : json()}, {"origin", d.origin},
+          {"sources", sources}, {"notes", d.notes}};
+}
+
+int list(bool as_json) {
+  auto all = devices::builtin_devices();
+  if (!all.ok()) return report_error(all.error());
+  if (as_json) {
+    json out = json::array();
+    for (const auto& d : *all) out.push_back(device_json(d));
+    std::cout << out.dump(2) << "\n";
+    return k_exit_ok;
+  }
+  std::cout << pad("id", 32) << pad("class", 8) << pad("RAM GiB", 9) << pad("usable", 8) << pad("GB/s", 8) << "name\n";
+  for (const auto& d : *all)
+    std::cout << pad(d.id, 32) << pad(d.device_class, 8) << pad(fixed(d.ram_gib, d.ram_gib < 1 ? 3 : 0), 9)
+              << pad(fixed(devices::usable_memory_gib(d), 1), 8) << pad(fixed(d.peak_bandwidth_gbps, 1), 8) << d.name << "\n";
+  std::cout << all->size() << " devices (plus `host`, this machine)\n";
+  return k_exit_ok;
+}
+
+int show(const std::string& id, bool as_json) {
+  auto d = devices::resolve_device(id);
+  if (!d.ok()) return report_error(d.error());
+  if (as_json) {
+    std::cout << device_json(*d).dump(2) << "\n";
+    return k_exit_ok;
+  }
+  std::cout << d->name << " (" << d->id << ", " << d->device_class << ")\n"
+            << "  memory     " << fixed(d->ram_gib, 1) << " GiB " << d->memory_type << ", usable "
+            << fixed(devices::usable_memory_gib(*d), 2) << " GiB, " << (d->unified_memory ? "unified" : "dedicated") << "\n"
+            << "  bandwidth  " << fixed(d->peak_bandwidth_gbps, 1) << " GB/s (" << d->bandwidth_basis << ")\n"
+            << "  cpu        " << d->isa << ", " << d->total_cores() << " cores, peak " << fixed(d->cpu_peak_gflops(), 0) << " GFLOP/s FP32\n";
+  for (const auto& c : d->clusters)
+    std::cout << "             " << c.cores << " x " << c.core << " @ " << fixed(c.clock_ghz, 2) << " GHz (" << c.kind << ")\n";
+  if (!d->gpu_name.empty())
+    std::cout << "  gpu        " << d->gpu_name << (d->gpu_fp32_tflops ? ", " + fixed(*d->gpu_fp32_tflops, 1) + " TFLOPS FP32" : "") << "\n";
+  if (d->npu_int8_tops) std::cout << "  npu        " << fixed(*d->npu_int8_tops, 0) << " TOPS (" << d->npu_note << ")\n";
+  if (d->tdp_w) std::cout << "  power      " << fixed(*d->tdp_w, 0) << " W " << d->power_envelope << "\n";
+  std::cout << "  backends   ";
+  for (const auto& b : d->backends) std::cout << b << " ";
+  std::cout << "\n  sources\n";
+  for (const auto& s : d->sources) {
+    std::cout << "    - ";
+    for (const auto& f : s.fields) std::cout << f << " ";
+    std::cout << ": " << (s.url.empty() ? s.basis : s.url) << "\n";
+  }
+  if (!d->notes.empty()) std::cout << "  notes      " << d->notes << "\n";
+  return k_exit_ok;
+}
+
+int validate(const std::vector<std::string>& paths, bool as_json) {
+  std::vector<std::pair<std::string, std::string>> problems;  // file, message
+  std::size_t checked = 0;
+  if (paths.empty()) {
+    auto all = devices::builtin_devices();
+    checked = all.ok() ? all->size() : 0;
+    if (!all.ok()) problems.emplace_back(all.error().file, all.error().to_string());
+  }
+  for (const auto& p : paths) {
+    std::vector<std::filesystem::path> files;
+    if (std::filesystem::is_directory(p)) {
+      for (const auto& e : std::filesystem::directory_iterator(p))
+        if (e.path().extension() == ".yaml" && e.path().stem() != "classes" && e.path().stem() != "derating")
+          files.push_back(e.path());
+    } else {
+      files.push_back(p);
+    }
+    std::sort(files.begin(), files.end());
+    for (const auto& f : files) {
+      ++checked;
+      auto text = io::read_text_file(f);
+      if (!text.ok()) {
+        problems.emplace_back(f.string(), text.error().to_string());
+        continue;
+      }
+      auto d = devices::parse_device(*text, f.string(), f.stem().string());
+      if (!d.ok()) problems.emplace_back(f.string(), d.error().to_string());
+    }
+  }
+  if (as_json) {
+    json out = {{"checked", checked}, {"valid", problems.empty()}, {"problems", json::array()}};
+    for (const auto& [f, m] : problems) out["problems"].push_back({{"file", f}, {"message", m}});
+    std::cout << out.dump(2) << "\n";
+  } else {
+    for (const auto& [f, m] : problems) std::cerr << "trilemma: error: " << m << "\n";
+    std::cout << checked << " device file(s) checked, " << problems.size() << " invalid\n";
+  }
+  return problems.empty() ? k_exit_ok : k_exit_input;
+}
+
+int probe(const std::string& out, bool as_json) {
+  auto d = devices::probe_host([](const std::string& step) { std::cerr << "  probe: " << step << "\n"; });
+  if (!d.ok()) return report_error(d.error());
+  const std::string yaml = devices::device_to_yaml(*d);
+  const std::string target = out.empty() ? devices::host_profile_path() : out;
+  std::error_code ec;
+  if (std::filesystem::path(target).has_parent_path())
+    std::filesystem::create_directories(std::filesystem::path(target).parent_path(), ec);
+  if (auto w = io::write_file_atomically(target, yaml); !w.ok()) return report_error(w.error());
+  if (as_json) std::cout << device_json(*d).dump(2) << "\n";
+  else std::cout << yaml << "written to " << target << "\n";
+  return k_exit_ok;
+}
+
+}  // namespace
+
+void add_devices_command(CLI::App& app, Handler& handler) {
+  auto* cmd = app.add_subcommand("devices", "The device database: list, show, validate, probe the host");
+  cmd->require_subcommand(1);
+  static bool as_json = false;
+  static std::string id, out;
+  static std::vector<std::string> paths;
+  auto* l = cmd->add_subcommand("list", "List built-in devices");
+  l->add_flag("--json", as_json, "JSON output: an array of device objects (docs/json-schemas.md#device)");
+  l->callback([&] { handler = [] { return list(as_json); }; });
+  auto* s = cmd->add_subcommand("show", "Show one device with its sources");
+  s->add_option("id", id, "device id, YAML path, or host")->required();
+  s->add_flag("--json", as_json, "JSON output (docs/json-schemas.md#device)");
+  s->callback([&] { handler = [] { return show(id, as_json); }; });
+  auto* v = cmd->add_subcommand("validate", "Validate device YAML files (default: the built-in database)");
+  v->add_option("paths", paths, "files or folders");
+  v->add_flag("--json", as_json, "JSON output: {checked, valid, problems:[{file,message}]}");
+  v->callback([&] { handler = [] { return validate(paths, as_json); }; });
+  auto* p = cmd->add_subcommand("probe", "Measure this machine and write its device profile");
+  p->add_option("--out", out, "where to write the profile (default: the host cache)");
+  p->add_flag("--json", as_json, "JSON output (docs/json-schemas.md#device)");
+  p->callback([&] { handler = [] { return probe(out, as_json); }; });
+}
+
+}  // namespace trilemma::cli

@@ -1,0 +1,200 @@
+// `trilemma plan --model M --device D [--scenario S] [--context N] [budgets] [pins] [--json]`
+#include <nlohmann/json.hpp>
+
+#include <iostream>
+
+#include "cli/commands.hpp"
+#include "cli/exit_codes.hpp"
+#include "cli/format.hpp"
+#include "devices/device_db.hpp"
+#include "io/atomic_write.hpp"
+#include "models/catalog.hpp"
+#include "solver/plan_document.hpp"
+
+namespace trilemma::cli {
+namespace {
+
+struct PlanFlags {
+  std::string model, device, scenario = "latency", out;
+  std::uint32_t context = 0, prompt = 0;
+  std::optional<double> max_memory_gib, min_tok_s, max_ttft_ms, max_loss_points, ram_gib;
+  std::string weights, kv, kv_strategy, backend, draft, draft_model;
+  std::optional<std::uint32_t> window, sinks, threads, draft_len;
+  std::optional<double> kv_resident;
+  bool no_speculative = false, speculative = false, as_json = false;
+  std::size_t front = 8;
+};
+
+Result<solver::Pins> pins_from(const PlanFlags& f) {
+  solver::Pins p;
+  if (!f.weights.empty()) {
+    p.weights = weight_format_from_name(f.weights);
+    if (!p.weights) return make_error(ErrorKind::usage, "--weights", "", "unknown weight format '" + f.weights + "'");
+  }
+  if (!f.kv.empty()) {
+    auto t = tensor_type_from_name(f.kv);
+    if (!t || !is_kv_format(*t)) return make_error(ErrorKind::usage, "--kv", "", "unknown KV format '" + f.kv + "' (f32, f16, q8_0, q4_0)");
+    p.kv = t;
+  }
+  if (!f.kv_strategy.empty()) {
+    p.strategy = kv_strategy_from_name(f.kv_strategy);
+    if (!p.strategy) return make_error(ErrorKind::usage, "--kv-strategy", "", "unknown KV strategy '" + f.kv_strategy + "'");
+  }
+  p.window = f.window;
+  p.sinks = f.sinks;
+  if (f.window && !p.strategy) p.strategy = KvStrategy::sliding;
+  if (f.kv_resident) {
+    if (!(*f.kv_resident > 0 && *f.kv_resident <= 1))
+      return make_error(ErrorKind::usage, "--kv-resident", "", "must be in (0, 1]");
+    p.kv_resident_fraction = f.kv_resident;
+    if (!p.strategy) p.strategy = KvStrategy::offload;
+  }
+  if (!f.backend.empty()) p.backend = f.backend;
+  p.threads = f.threads;
+  if (f.no_speculative) p.speculative = false;
+  if (f.speculative || !f.draft.empty() || !f.draft_model.empty()) p.speculative = true;
+  if (!f.draft.empty()) {
+    p.draft_kind = draft_kind_from_name(f.draft);
+    if (!p.draft_kind || *p.draft_kind == DraftKind::none)
+      return make_error(ErrorKind::usage, "--draft", "", "expected model, self or layers");
+  }
+  if (!f.draft_model.empty()) p.draft_model = f.draft_model, p.draft_kind = DraftKind::model;
+  p.draft_len = f.draft_len;
+  return p;
+}
+
+void print_candidate_line(const solver::Candidate& c) {
+  std::cout << "    " << pad(fixed(c.tok_s(), 1) + " tok/s", 13) << pad(fixed(c.ttft_ms(), 0) + " ms", 10)
+            << pad(fixed(c.memory_gib(), 2) + " GiB", 11) << pad("-" + fixed(c.loss_points(), 1) + " pts", 11)
+            << describe(c.config) << "\n";
+}
+
+void print_report(const solver::PlanResult& r, const models::Model& m, const devices::Device& d,
+                  const solver::Profile& p, std::size_t front_rows) {
+  std::cout << "plan: " << m.id << " on " << d.id << " (" << d.name << "), " << p.name << ", context " << r.context
+            << ", prompt " << r.prompt << "\n"
+            << "  searched " << r.evaluated << " configurations, " << r.feasible << " feasible\n";
+  if (r.chosen) {
+    const auto& c = *r.chosen;
+    const auto& e = c.estimate;
+    std::cout << "\nchosen: " << describe(c.config) << "\n"
+              << "  decode     " << fixed(e.latency.decode_tok_s.mid) << " tok/s  (" << fixed(e.latency.decode_tok_s.low)
+              << "-" << fixed(e.latency.decode_tok_s.high) << ", " << e.latency.bound << "-bound, "
+              << fixed(e.latency.bytes_per_token / 1e6, 0) << " MB read per token at "
+              << fixed(e.latency.effective_bandwidth_gbps, 1) << " GB/s effective)\n"
+              << "  TTFT       " << fixed(e.latency.ttft_ms.mid, 0) << " ms  (" << fixed(e.latency.ttft_ms.low, 0) << "-"
+              << fixed(e.latency.ttft_ms.high, 0) << ") for a " << r.prompt << "-token prompt\n"
+              << "  memory     " << gib(e.memory.total_bytes) << " of " << gib(e.memory.usable_bytes) << " usable: weights "
+              << gib(e.memory.weights_bytes) << ", KV " << gib(e.memory.kv_bytes)
+              << (e.memory.kv_spilled_bytes > 0 ? " (+" + gib(e.memory.kv_spilled_bytes) + " offloaded)" : "")
+              << ", scratch " << gib(e.memory.scratch_bytes) << ", runtime " << gib(e.memory.runtime_bytes)
+              << (e.memory.draft_bytes > 0 ? ", draft " + gib(e.memory.draft_bytes) : "") << "\n"
+              << "  accuracy   -" << fixed(e.accuracy.points.mid) << " points (" << fixed(e.accuracy.points.low) << "-"
+              << fixed(e.accuracy.points.high) << "), KLD " << fixed(e.accuracy.kld.mid, 4) << ", PPL +"
+              << fixed(e.accuracy.ppl_delta_pct.mid, 2) << "%\n";
+    if (c.config.speculative.on())
+      std::cout << "  speculative acceptance " << fixed(e.latency.acceptance, 2) << " (prior), "
+                << fixed(e.latency.tokens_per_pass, 2) << " tokens per target pass, speed-up x"
+                << fixed(e.latency.speedup, 2) << ", draft cost ratio " << fixed(e.latency.draft_cost_ratio, 3) << "\n";
+    std::cout << "  gives up   " << r.gives_up << "  (keeps " << p.keeps << ")\n"
+              << "  binding    " << (r.binding.empty() ? "none: no constraint kept a better-ranked plan out" : r.binding) << "\n"
+              << "  basis\n";
+    for (const auto& b : e.basis) std::cout << "    - " << b << "\n";
+    if (!r.runners_up.empty()) {
+      std::cout << "\nrunners-up:\n";
+      for (const auto& x : r.runners_up) print_candidate_line(x);
+    }
+  } else {
+    std::cout << "\nno feasible plan. What would make one feasible (smallest relaxation per constraint):\n";
+    for (const auto& x : r.relaxations) std::cout << "  - " << x.message << "\n";
+    if (!r.smaller_models.empty()) {
+      std::cout << "  or a smaller model of the same family:\n";
+      for (const auto& s : r.smaller_models) std::cout << "    " << s << "\n";
+    }
+  }
+  std::cout << "\nPareto front (decode tok/s, memory, quality loss; " << r.front.size() << " plans";
+  if (r.front.size() > front_rows) std::cout << ", " << front_rows << " shown, --front N for more";
+  std::cout << "):\n";
+  // Spread the rows shown across the front, fastest to most accurate.
+  for (std::size_t i = 0; i < std::min(front_rows, r.front.size()); ++i) {
+    const std::size_t k = front_rows >= r.front.size() ? i : i * (r.front.size() - 1) / std::max<std::size_t>(1, front_rows - 1);
+    print_candidate_line(r.front[k]);
+  }
+}
+
+int run_plan(const PlanFlags& f) {
+  auto pins = pins_from(f);
+  if (!pins.ok()) return report_error(pins.error());
+  auto model = models::resolve_model(f.model);
+  if (!model.ok()) return report_error(model.error());
+  auto device = devices::resolve_device(f.device);
+  if (!device.ok()) return report_error(device.error());
+  if (f.ram_gib) {
+    if (!(*f.ram_gib > 0)) return report_error(make_error(ErrorKind::usage, "--ram-gib", "", "must be > 0"));
+    device->ram_gib = *f.ram_gib;
+  }
+  auto profile = solver::resolve_profile(f.scenario);
+  if (!profile.ok()) return report_error(profile.error());
+  auto catalog = models::builtin_models();
+  if (!catalog.ok()) return report_error(catalog.error());
+  if (pins->backend && !device->has_backend(*pins->backend))
+    return report_error(make_error(ErrorKind::usage, "--backend", "", "device " + device->id + " has no '" + *pins->backend + "' backend"));
+
+  solver::PlanRequest req;
+  req.model = &*model;
+  req.device = &*device;
+  req.profile = *profile;
+  req.context = f.context;
+  req.prompt = f.prompt;
+  req.budgets.max_memory_gib = f.max_memory_gib;
+  req.budgets.min_decode_tok_s = f.min_tok_s;
+  req.budgets.max_ttft_ms = f.max_ttft_ms;
+  req.budgets.max_loss_points = f.max_loss_points;
+  req.pins = *pins;
+  req.catalog = &*catalog;
+  auto result = solver::plan(req);
+  if (!result.ok()) return report_error(result.error());
+  const auto doc = solver::plan_to_json(*result, *model, *device, *profile);
+  if (!f.out.empty()) {
+    if (auto w = io::write_file_atomically(f.out, doc.dump(2) + "\n"); !w.ok()) return report_error(w.error());
+  }
+  if (f.as_json) std::cout << doc.dump(2) << "\n";
+  else print_report(*result, *model, *device, *profile, f.front);
+  return result->chosen ? k_exit_ok : k_exit_infeasible;
+}
+
+}  // namespace
+
+void add_plan_command(CLI::App& app, Handler& handler) {
+  static PlanFlags f;
+  auto* cmd = app.add_subcommand("plan", "Choose a deployment configuration and predict its latency, memory and accuracy");
+  cmd->add_option("--model,-m", f.model, "catalog id, .gguf file or config.json")->required();
+  cmd->add_option("--device,-d", f.device, "device id, device YAML, or host")->required();
+  cmd->add_option("--scenario,-s", f.scenario, "latency | memory | accuracy | profile.yaml")->capture_default_str();
+  cmd->add_option("--context", f.context, "context length in tokens (default: the scenario's)");
+  cmd->add_option("--prompt", f.prompt, "prompt tokens for TTFT (default: the scenario's)");
+  cmd->add_option("--ram-gib", f.ram_gib, "plan for this RAM size of the device (default: its default_ram_gib)");
+  cmd->add_option("--max-memory-gib", f.max_memory_gib, "budget: peak memory");
+  cmd->add_option("--min-tok-s", f.min_tok_s, "budget: decode tokens per second");
+  cmd->add_option("--max-ttft-ms", f.max_ttft_ms, "budget: time to first token");
+  cmd->add_option("--max-loss-points", f.max_loss_points, "budget: benchmark points lost to quantization");
+  cmd->add_option("--weights", f.weights, "pin the weight format (f16, q8_0, q4_k_m, q4_0, int3, ...)");
+  cmd->add_option("--kv", f.kv, "pin the KV format (f32, f16, q8_0, q4_0)");
+  cmd->add_option("--kv-strategy", f.kv_strategy, "pin the KV strategy (contiguous, paged, sliding, offload)");
+  cmd->add_option("--window", f.window, "sliding window positions (implies --kv-strategy sliding)");
+  cmd->add_option("--sinks", f.sinks, "sink tokens kept with a sliding window (default 4)");
+  cmd->add_option("--kv-resident", f.kv_resident, "share of the KV kept in fast memory (implies offload)");
+  cmd->add_option("--backend", f.backend, "pin the backend (cpu, metal, cuda, vulkan, opencl)");
+  cmd->add_option("--threads", f.threads, "pin the CPU thread count");
+  cmd->add_flag("--no-speculative", f.no_speculative, "plain decoding only");
+  cmd->add_flag("--speculative", f.speculative, "speculative decoding only");
+  cmd->add_option("--draft", f.draft, "pin the draft source: model, self, layers");
+  cmd->add_option("--draft-model", f.draft_model, "pin the draft model (catalog id, same tokenizer)");
+  cmd->add_option("--draft-len", f.draft_len, "pin the draft length g");
+  cmd->add_option("--front", f.front, "Pareto-front rows to print")->capture_default_str();
+  cmd->add_option("--out", f.out, "also write the plan document (JSON) to this file");
+  cmd->add_flag("--json", f.as_json, "print the plan document (docs/plan-schema.md) instead of the report");
+  cmd->callback([&] { handler = [] { return run_plan(f); }; });
+}
+
+}  // namespace trilemma::cli

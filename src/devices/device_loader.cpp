@@ -1,0 +1,189 @@
+#include "devices/device_loader.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+
+#include "io/yaml_fields.hpp"
+
+namespace trilemma::devices {
+namespace {
+
+const std::vector<std::string> k_classes = {"phone", "laptop", "desktop", "board", "module", "mcu", "gpu"};
+const std::vector<std::string> k_bases = {"published", "derived", "derived-assumed", "estimated", "measured"};
+const std::vector<std::string> k_isas = {"arm64", "x86-64", "xtensa"};
+const std::vector<std::string> k_cluster_kinds = {"prime", "performance", "efficiency"};
+const std::vector<std::string> k_backends = {"cpu", "metal", "cuda", "vulkan", "opencl", "qnn", "coreml", "nnapi"};
+
+void read_memory(io::FieldReader m, Device& d) {
+  d.ram_options_gib = m.number_list("ram_options_gib");
+  d.ram_gib = m.positive("default_ram_gib");
+  d.unified_memory = m.boolean("unified");
+  d.memory_type = m.string("type");
+  d.data_rate_mts = m.optional_positive("data_rate_mts");
+  d.bus_width_bits = m.optional_positive("bus_width_bits");
+  d.peak_bandwidth_gbps = m.positive("peak_bandwidth_gbps");
+  d.bandwidth_basis = m.choice("bandwidth_basis", k_bases);
+  d.os_reserve_gib = m.optional_number("os_reserve_gib");
+  if (d.os_reserve_gib && (*d.os_reserve_gib < 0 || *d.os_reserve_gib >= d.ram_gib))
+    m.context().fail(m.node()["os_reserve_gib"], m.field("os_reserve_gib"), "must be >= 0 and below default_ram_gib");
+  if (d.ram_options_gib.empty()) m.context().fail(m.node(), m.field("ram_options_gib"), "must list at least one size");
+  for (double r : d.ram_options_gib)
+    if (!(r > 0)) m.context().fail(m.node()["ram_options_gib"], m.field("ram_options_gib"), "sizes must be > 0");
+  m.finish();
+}
+
+void read_cpu(io::FieldReader c, Device& d) {
+  d.isa = c.choice("isa", k_isas);
+  for (auto cl : c.map_list("clusters")) {
+    CpuCluster k;
+    k.kind = cl.choice("kind", k_cluster_kinds);
+    k.cores = cl.count("cores");
+    k.core = cl.string("core");
+    k.clock_ghz = cl.positive("clock_ghz");
+    k.fp32_flops_per_cycle = cl.positive("fp32_flops_per_cycle");
+    cl.finish();
+    d.clusters.push_back(k);
+  }
+  if (c.has("features")) d.cpu_features = c.string_list("features");
+  else c.raw("features");
+  if (!c.context().failed() && d.clusters.empty()) c.context().fail(c.node(), c.field("clusters"), "must list at least one cluster");
+  c.finish();
+}
+
+void read_sources(io::FieldReader& root, Device& d) {
+  for (auto s : root.map_list("sources")) {
+    Source src;
+    src.fields = s.string_list("fields");
+    src.url = s.optional_string("url").value_or("");
+    src.basis = s.optional_string("basis").value_or("");
+    src.note = s.optional_string("note").value_or("");
+    if (!s.context().failed() && src.url.empty() && src.basis.empty())
+      s.context().fail(s.node(), s.path(), "a source needs a url or a basis");
+    s.finish();
+    d.sources.push_back(std::move(src));
+  }
+}
+
+void read_calibration(io::FieldReader c, Device& d) {
+  Calibration cal;
+  cal.fitted_on = c.string("fitted_on");
+  if (auto bw = c.optional_map("bandwidth_fraction")) {
+    for (const auto& kv : bw->node()) {
+      const std::string key = kv.first.Scalar();
+      double v = bw->positive(key);
+      cal.bandwidth_fraction.emplace_back(key, v);
+    }
+    bw->finish();
+  }
+  cal.compute_fraction = c.optional_positive("compute_fraction");
+  cal.overhead_ms = c.optional_number("overhead_ms");
+  c.finish();
+  d.calibration = cal;
+}
+
+}  // namespace
+
+Result<Device> parse_device(const std::string& yaml_text, const std::string& file, const std::string& expected_id) {
+  TRILEMMA_TRY(doc, io::parse_yaml(yaml_text, file));
+  io::YamlContext ctx(file);
+  io::FieldReader root(ctx, doc, "");
+  Device d;
+  d.origin = file;
+  d.id = root.id("id", expected_id);
+  root.optional_string("csv_id");
+  d.name = root.string("name");
+  d.vendor = root.string("vendor");
+  d.device_class = root.choice("class", k_classes);
+  read_memory(root.map("memory"), d);
+  if (auto p = root.optional_map("power")) {
+    d.tdp_w = p->optional_positive("tdp_w");
+    d.power_envelope = p->optional_string("envelope").value_or("");
+    p->finish();
+  }
+  read_cpu(root.map("cpu"), d);
+  if (auto g = root.optional_map("gpu")) {
+    d.gpu_name = g->string("name");
+    d.gpu_fp32_tflops = g->optional_positive("fp32_tflops");
+    d.gpu_fp16_tflops = g->optional_positive("fp16_tflops");
+    d.gpu_fp16_tensor_tflops = g->optional_positive("fp16_tensor_tflops");
+    g->finish();
+  }
+  if (auto n = root.optional_map("npu")) {
+    d.npu_int8_tops = n->optional_positive("int8_tops");
+    d.npu_note = n->string("note");
+    n->finish();
+  }
+  d.backends = root.string_list("backends");
+  for (std::size_t i = 0; i < d.backends.size() && !ctx.failed(); ++i) {
+    if (std::find(k_backends.begin(), k_backends.end(), d.backends[i]) == k_backends.end())
+      ctx.fail(doc["backends"][i], "backends[" + std::to_string(i) + "]", "unknown backend '" + d.backends[i] + "'");
+  }
+  read_sources(root, d);
+  d.notes = root.optional_string("notes").value_or("");
+  if (auto c = root.optional_map("calibration")) read_calibration(*c, d);
+  d.measured_compute_gflops = root.optional_positive("measured_compute_gflops");
+  root.finish();
+  if (!ctx.failed() && d.sources.empty()) ctx.fail(doc, "sources", "every device needs sources");
+  if (ctx.failed()) return ctx.error();
+  return d;
+}
+
+std::string device_to_yaml(const Device& d) {
+  YAML::Emitter out;
+  out << YAML::BeginMap;
+  out << YAML::Key << "id" << YAML::Value << d.id;
+  out << YAML::Key << "name" << YAML::Value << d.name;
+  out << YAML::Key << "vendor" << YAML::Value << d.vendor;
+  out << YAML::Key << "class" << YAML::Value << d.device_class;
+  out << YAML::Key << "memory" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "ram_options_gib" << YAML::Value << YAML::Flow << d.ram_options_gib;
+  out << YAML::Key << "default_ram_gib" << YAML::Value << d.ram_gib;
+  out << YAML::Key << "unified" << YAML::Value << d.unified_memory;
+  out << YAML::Key << "type" << YAML::Value << d.memory_type;
+  out << YAML::Key << "peak_bandwidth_gbps" << YAML::Value << d.peak_bandwidth_gbps;
+  out << YAML::Key << "bandwidth_basis" << YAML::Value << d.bandwidth_basis;
+  if (d.os_reserve_gib) out << YAML::Key << "os_reserve_gib" << YAML::Value << *d.os_reserve_gib;
+  out << YAML::EndMap;
+  out << YAML::Key << "cpu" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "isa" << YAML::Value << d.isa;
+  out << YAML::Key << "clusters" << YAML::Value << YAML::BeginSeq;
+  for (const auto& c : d.clusters) {
+    out << YAML::BeginMap << YAML::Key << "kind" << YAML::Value << c.kind << YAML::Key << "cores" << YAML::Value
+        << c.cores << YAML::Key << "core" << YAML::Value << c.core << YAML::Key << "clock_ghz" << YAML::Value
+        << c.clock_ghz << YAML::Key << "fp32_flops_per_cycle" << YAML::Value << c.fp32_flops_per_cycle
+        << YAML::EndMap;
+  }
+  out << YAML::EndSeq;
+  if (!d.cpu_features.empty()) out << YAML::Key << "features" << YAML::Value << YAML::Flow << d.cpu_features;
+  out << YAML::EndMap;
+  out << YAML::Key << "backends" << YAML::Value << YAML::Flow << d.backends;
+  out << YAML::Key << "sources" << YAML::Value << YAML::BeginSeq;
+  for (const auto& s : d.sources) {
+    out << YAML::BeginMap << YAML::Key << "fields" << YAML::Value << YAML::Flow << s.fields;
+    if (!s.url.empty()) out << YAML::Key << "url" << YAML::Value << s.url;
+    if (!s.basis.empty()) out << YAML::Key << "basis" << YAML::Value << s.basis;
+    if (!s.note.empty()) out << YAML::Key << "note" << YAML::Value << s.note;
+    out << YAML::EndMap;
+  }
+  out << YAML::EndSeq;
+  if (!d.notes.empty()) out << YAML::Key << "notes" << YAML::Value << d.notes;
+  if (d.measured_compute_gflops)
+    out << YAML::Key << "measured_compute_gflops" << YAML::Value << *d.measured_compute_gflops;
+  if (d.calibration) {
+    const auto& c = *d.calibration;
+    out << YAML::Key << "calibration" << YAML::Value << YAML::BeginMap;
+    out << YAML::Key << "fitted_on" << YAML::Value << c.fitted_on;
+    if (!c.bandwidth_fraction.empty()) {
+      out << YAML::Key << "bandwidth_fraction" << YAML::Value << YAML::BeginMap;
+      for (const auto& [k, v] : c.bandwidth_fraction) out << YAML::Key << k << YAML::Value << v;
+      out << YAML::EndMap;
+    }
+    if (c.compute_fraction) out << YAML::Key << "compute_fraction" << YAML::Value << *c.compute_fraction;
+    if (c.overhead_ms) out << YAML::Key << "overhead_ms" << YAML::Value << *c.overhead_ms;
+    out << YAML::EndMap;
+  }
+  out << YAML::EndMap;
+  return std::string(out.c_str()) + "\n";
+}
+
+}  // namespace trilemma::devices

@@ -1,0 +1,252 @@
+#include "io/yaml_fields.hpp"
+
+#include <cmath>
+#include <regex>
+
+namespace trilemma::io {
+namespace {
+
+std::string mark_text(const YAML::Mark& mark) {
+  if (mark.line < 0) return {};
+  return std::to_string(mark.line + 1) + ":" + std::to_string(mark.column + 1);
+}
+
+std::string describe(const YAML::Node& node) {
+  if (!node.IsDefined() || node.IsNull()) return "nothing";
+  if (node.IsScalar()) return "'" + node.Scalar() + "'";
+  if (node.IsSequence()) return "a list";
+  return "a mapping";
+}
+
+}  // namespace
+
+void YamlContext::fail(const YAML::Node& node, const std::string& path, const std::string& message) {
+  fail_at(node.IsDefined() ? node.Mark() : YAML::Mark::null_mark(), path, message);
+}
+
+void YamlContext::fail_at(const YAML::Mark& mark, const std::string& path, const std::string& message) {
+  if (m_error) return;
+  std::string where = mark_text(mark);
+  m_error = make_error(ErrorKind::input, m_file, where, path.empty() ? message : path + ": " + message);
+}
+
+Result<YAML::Node> parse_yaml(const std::string& text, const std::string& file) {
+  try {
+    return YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    return make_error(ErrorKind::input, file, mark_text(e.mark), "malformed YAML: " + e.msg);
+  }
+}
+
+FieldReader::FieldReader(YamlContext& ctx, YAML::Node node, std::string path)
+    : m_ctx(ctx), m_node(std::move(node)), m_path(std::move(path)) {
+  if (!m_node.IsMap()) m_ctx.fail(m_node, m_path, "expected a mapping, got " + describe(m_node));
+}
+
+bool FieldReader::has(const std::string& key) const {
+  return m_node.IsMap() && m_node[key].IsDefined() && !m_node[key].IsNull();
+}
+
+YAML::Node FieldReader::lookup(const std::string& key) {
+  m_used.insert(key);
+  if (!m_node.IsMap()) return YAML::Node(YAML::NodeType::Undefined);
+  return m_node[key];
+}
+
+YAML::Node FieldReader::require(const std::string& key) {
+  YAML::Node n = lookup(key);
+  if (!n.IsDefined() || n.IsNull()) {
+    m_ctx.fail(m_node, field(key), "required field is missing");
+    return YAML::Node(YAML::NodeType::Undefined);
+  }
+  return n;
+}
+
+std::string FieldReader::string(const std::string& key) {
+  YAML::Node n = require(key);
+  if (!n.IsDefined()) return {};
+  if (!n.IsScalar()) {
+    m_ctx.fail(n, field(key), "expected text, got " + describe(n));
+    return {};
+  }
+  return n.Scalar();
+}
+
+std::optional<std::string> FieldReader::optional_string(const std::string& key) {
+  if (!has(key)) {
+    lookup(key);
+    return std::nullopt;
+  }
+  return string(key);
+}
+
+double FieldReader::number(const std::string& key) {
+  YAML::Node n = require(key);
+  if (!n.IsDefined()) return 0;
+  double value = 0;
+  if (!n.IsScalar() || !YAML::convert<double>::decode(n, value) || !std::isfinite(value)) {
+    m_ctx.fail(n, field(key), "expected a number, got " + describe(n));
+    return 0;
+  }
+  return value;
+}
+
+double FieldReader::positive(const std::string& key) {
+  const double v = number(key);
+  if (!m_ctx.failed() && !(v > 0)) m_ctx.fail(m_node[key], field(key), "must be > 0, got " + m_node[key].Scalar());
+  return v;
+}
+
+std::optional<double> FieldReader::optional_number(const std::string& key) {
+  if (!has(key)) {
+    lookup(key);
+    return std::nullopt;
+  }
+  return number(key);
+}
+
+std::optional<double> FieldReader::optional_positive(const std::string& key) {
+  if (!has(key)) {
+    lookup(key);
+    return std::nullopt;
+  }
+  return positive(key);
+}
+
+std::uint32_t FieldReader::count(const std::string& key) {
+  const double v = number(key);
+  if (m_ctx.failed()) return 0;
+  if (v < 0 || v != std::floor(v) || v > 4294967295.0) {
+    m_ctx.fail(m_node[key], field(key), "expected a whole number >= 0, got " + m_node[key].Scalar());
+    return 0;
+  }
+  return static_cast<std::uint32_t>(v);
+}
+
+std::optional<std::uint32_t> FieldReader::optional_count(const std::string& key) {
+  if (!has(key)) {
+    lookup(key);
+    return std::nullopt;
+  }
+  return count(key);
+}
+
+bool FieldReader::boolean(const std::string& key) {
+  YAML::Node n = require(key);
+  if (!n.IsDefined()) return false;
+  bool value = false;
+  if (!n.IsScalar() || !YAML::convert<bool>::decode(n, value)) {
+    m_ctx.fail(n, field(key), "expected true or false, got " + describe(n));
+    return false;
+  }
+  return value;
+}
+
+std::optional<bool> FieldReader::optional_boolean(const std::string& key) {
+  if (!has(key)) {
+    lookup(key);
+    return std::nullopt;
+  }
+  return boolean(key);
+}
+
+std::vector<std::string> FieldReader::string_list(const std::string& key) {
+  YAML::Node n = require(key);
+  std::vector<std::string> out;
+  if (!n.IsDefined()) return out;
+  if (!n.IsSequence()) {
+    m_ctx.fail(n, field(key), "expected a list, got " + describe(n));
+    return out;
+  }
+  for (std::size_t i = 0; i < n.size(); ++i) {
+    if (!n[i].IsScalar()) {
+      m_ctx.fail(n[i], field(key) + "[" + std::to_string(i) + "]", "expected text, got " + describe(n[i]));
+      return out;
+    }
+    out.push_back(n[i].Scalar());
+  }
+  return out;
+}
+
+std::vector<double> FieldReader::number_list(const std::string& key) {
+  YAML::Node n = require(key);
+  std::vector<double> out;
+  if (!n.IsDefined()) return out;
+  if (!n.IsSequence()) {
+    m_ctx.fail(n, field(key), "expected a list of numbers, got " + describe(n));
+    return out;
+  }
+  for (std::size_t i = 0; i < n.size(); ++i) {
+    double v = 0;
+    if (!n[i].IsScalar() || !YAML::convert<double>::decode(n[i], v) || !std::isfinite(v)) {
+      m_ctx.fail(n[i], field(key) + "[" + std::to_string(i) + "]", "expected a number, got " + describe(n[i]));
+      return out;
+    }
+    out.push_back(v);
+  }
+  return out;
+}
+
+std::string FieldReader::choice(const std::string& key, const std::vector<std::string>& allowed) {
+  std::string v = string(key);
+  if (m_ctx.failed()) return v;
+  for (const auto& a : allowed)
+    if (a == v) return v;
+  std::string list;
+  for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+  m_ctx.fail(m_node[key], field(key), "unknown value '" + v + "' (expected one of: " + list + ")");
+  return v;
+}
+
+std::string FieldReader::id(const std::string& key, const std::string& expected) {
+  static const std::regex k_id("^[a-z0-9]+([.-][a-z0-9]+)*$");
+  std::string v = string(key);
+  if (m_ctx.failed()) return v;
+  if (!std::regex_match(v, k_id))
+    m_ctx.fail(m_node[key], field(key), "'" + v + "' is not a lowercase hyphenated id");
+  else if (!expected.empty() && v != expected)
+    m_ctx.fail(m_node[key], field(key), "'" + v + "' does not match the file name '" + expected + "'");
+  return v;
+}
+
+FieldReader FieldReader::map(const std::string& key) {
+  YAML::Node n = require(key);
+  if (!n.IsDefined()) return FieldReader(m_ctx, YAML::Node(YAML::NodeType::Map), field(key));
+  return FieldReader(m_ctx, n, field(key));
+}
+
+std::optional<FieldReader> FieldReader::optional_map(const std::string& key) {
+  if (!has(key)) {
+    lookup(key);
+    return std::nullopt;
+  }
+  return map(key);
+}
+
+std::vector<FieldReader> FieldReader::map_list(const std::string& key) {
+  YAML::Node n = require(key);
+  std::vector<FieldReader> out;
+  if (!n.IsDefined()) return out;
+  if (!n.IsSequence()) {
+    m_ctx.fail(n, field(key), "expected a list, got " + describe(n));
+    return out;
+  }
+  for (std::size_t i = 0; i < n.size(); ++i)
+    out.emplace_back(m_ctx, n[i], field(key) + "[" + std::to_string(i) + "]");
+  return out;
+}
+
+YAML::Node FieldReader::raw(const std::string& key) { return lookup(key); }
+
+void FieldReader::finish() {
+  if (!m_node.IsMap()) return;
+  for (const auto& kv : m_node) {
+    const std::string key = kv.first.Scalar();
+    if (!m_used.count(key)) {
+      m_ctx.fail(kv.first, field(key), "unknown key");
+      return;
+    }
+  }
+}
+
+}  // namespace trilemma::io

@@ -1,0 +1,82 @@
+#include "memory/tensor_layout.hpp"
+
+namespace trilemma::memory {
+namespace {
+
+TensorType fit(TensorType wanted, std::uint64_t row, bool& fell_back) {
+  if (row % info(wanted).block_elems == 0) return wanted;
+  fell_back = true;
+  if (row % 32 == 0) return TensorType::q8_0;
+  return TensorType::f16;
+}
+
+void add(std::vector<PlannedTensor>& out, std::string name, TensorRole role, std::uint32_t layer, std::uint64_t row,
+         std::uint64_t rows, std::uint64_t count, TensorType wanted) {
+  PlannedTensor t{std::move(name), role, layer, row, rows, count, wanted, false};
+  if (role != TensorRole::norm && role != TensorRole::bias) t.type = fit(wanted, row, t.fell_back);
+  else t.type = TensorType::f32;
+  out.push_back(std::move(t));
+}
+
+}  // namespace
+
+std::vector<PlannedTensor> plan_tensors(const ModelShape& s, WeightFormat format) {
+  const auto& r = info(format);
+  std::vector<PlannedTensor> out;
+  out.reserve(s.layers * 12 + 3);
+  add(out, "token_embd.weight", TensorRole::embedding, 0, s.hidden, s.vocab, 1, r.embedding);
+  for (std::uint32_t i = 0; i < s.layers; ++i) {
+    const std::string p = "blk." + std::to_string(i) + ".";
+    const TensorType v = selects_layer(r.attn_v_layers, i, s.layers) ? r.attn_v : r.attn_v_rest;
+    const TensorType down = selects_layer(r.ffn_down_layers, i, s.layers) ? r.ffn_down : r.ffn_down_rest;
+    add(out, p + "attn_norm.weight", TensorRole::norm, i, s.hidden, 1, 1, TensorType::f32);
+    add(out, p + "attn_q.weight", TensorRole::attn_q, i, s.hidden, s.q_dim(), 1, r.bulk);
+    add(out, p + "attn_k.weight", TensorRole::attn_k, i, s.hidden, s.kv_dim(), 1, r.bulk);
+    add(out, p + "attn_v.weight", TensorRole::attn_v, i, s.hidden, s.kv_dim(), 1, v);
+    add(out, p + "attn_output.weight", TensorRole::attn_output, i, s.q_dim(), s.hidden, 1, r.attn_output);
+    if (s.attention_bias) add(out, p + "attn_qkv.bias", TensorRole::bias, i, s.q_dim() + 2ull * s.kv_dim(), 1, 1, TensorType::f32);
+    add(out, p + "ffn_norm.weight", TensorRole::norm, i, s.hidden, 1, 1, TensorType::f32);
+    if (s.is_moe()) {
+      const std::uint64_t n = s.moe.experts + s.moe.shared_experts;
+      add(out, p + "ffn_gate_inp.weight", TensorRole::router, i, s.hidden, s.moe.experts, 1, TensorType::f32);
+      if (s.ffn_gated) add(out, p + "ffn_gate_exps.weight", TensorRole::ffn_gate, i, s.hidden, s.moe.expert_ffn, n, r.bulk);
+      add(out, p + "ffn_up_exps.weight", TensorRole::ffn_up, i, s.hidden, s.moe.expert_ffn, n, r.bulk);
+      add(out, p + "ffn_down_exps.weight", TensorRole::ffn_down, i, s.moe.expert_ffn, s.hidden, n, down);
+    }
+    if (s.ffn > 0) {
+      if (s.ffn_gated) add(out, p + "ffn_gate.weight", TensorRole::ffn_gate, i, s.hidden, s.ffn, 1, r.bulk);
+      add(out, p + "ffn_up.weight", TensorRole::ffn_up, i, s.hidden, s.ffn, 1, r.bulk);
+      add(out, p + "ffn_down.weight", TensorRole::ffn_down, i, s.ffn, s.hidden, 1, down);
+    }
+  }
+  add(out, "output_norm.weight", TensorRole::norm, 0, s.hidden, 1, 1, TensorType::f32);
+  // A tied classifier reuses token_embd; it is stored once, in the embedding's type.
+  if (!s.tied_embeddings) add(out, "output.weight", TensorRole::output, 0, s.hidden, s.vocab, 1, r.output);
+  return out;
+}
+
+WeightBytes weight_bytes(const ModelShape& s, WeightFormat format) {
+  WeightBytes w;
+  double params = 0;
+  for (const auto& t : plan_tensors(s, format)) {
+    const double bytes = static_cast<double>(t.bytes());
+    w.total += bytes;
+    params += static_cast<double>(t.elems());
+    if (t.role == TensorRole::embedding) {
+      w.per_token += bytes / s.vocab;  // one row looked up
+      if (s.tied_embeddings) w.per_token += bytes;  // and read whole as the classifier
+      continue;
+    }
+    // Routed experts: a token reads experts_per_token of them (plus the shared ones).
+    if (t.count > 1 && s.is_moe()) {
+      const double used = double(s.moe.experts_per_token + s.moe.shared_experts) / double(t.count);
+      w.per_token += bytes * used;
+      continue;
+    }
+    w.per_token += bytes;
+  }
+  w.bits_per_weight = params > 0 ? 8.0 * w.total / params : 0;
+  return w;
+}
+
+}  // namespace trilemma::memory

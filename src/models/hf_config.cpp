@@ -1,0 +1,93 @@
+#include "models/hf_config.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+
+#include "io/atomic_write.hpp"
+
+namespace trilemma::models {
+namespace {
+
+using nlohmann::json;
+
+// Reads a non-negative integer key; `fallback` when absent (nullopt = required).
+Result<std::uint32_t> uint_key(const json& j, const std::string& key, const std::string& file,
+                               std::optional<std::uint32_t> fallback) {
+  if (!j.contains(key) || j[key].is_null()) {
+    if (fallback) return *fallback;
+    return make_error(ErrorKind::input, file, key, "required key is missing");
+  }
+  const auto& v = j[key];
+  if (!v.is_number_integer() || v.get<std::int64_t>() < 0 || v.get<std::int64_t>() > 0xffffffffLL)
+    return make_error(ErrorKind::input, file, key, "expected a whole number >= 0, got " + v.dump());
+  return static_cast<std::uint32_t>(v.get<std::int64_t>());
+}
+
+}  // namespace
+
+Result<Model> parse_hf_config(const std::string& text, const std::string& file) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::parse_error& e) {
+    return make_error(ErrorKind::input, file, "byte " + std::to_string(e.byte), "malformed JSON");
+  }
+  if (!j.is_object()) return make_error(ErrorKind::input, file, "", "expected a JSON object");
+  // Multimodal configs nest the language model.
+  if (j.contains("text_config") && j["text_config"].is_object()) j = j["text_config"];
+
+  Model m;
+  m.origin = file;
+  m.architecture = j.value("model_type", std::string("llama"));
+  m.id = std::filesystem::path(file).parent_path().filename().string();
+  if (m.id.empty()) m.id = m.architecture;
+  m.name = m.id;
+  m.publisher = "unknown (config.json)";
+  m.tokenizer_family = m.architecture + "-vocab-" + std::to_string(j.value("vocab_size", 0));
+  ModelShape& s = m.shape;
+  TRILEMMA_TRY(layers, uint_key(j, "num_hidden_layers", file, std::nullopt));
+  TRILEMMA_TRY(hidden, uint_key(j, "hidden_size", file, std::nullopt));
+  TRILEMMA_TRY(heads, uint_key(j, "num_attention_heads", file, std::nullopt));
+  TRILEMMA_TRY(kv_heads, uint_key(j, "num_key_value_heads", file, heads));
+  TRILEMMA_TRY(head_dim, uint_key(j, "head_dim", file, heads ? hidden / heads : 0));
+  TRILEMMA_TRY(ffn, uint_key(j, "intermediate_size", file, 0u));
+  TRILEMMA_TRY(vocab, uint_key(j, "vocab_size", file, std::nullopt));
+  TRILEMMA_TRY(context, uint_key(j, "max_position_embeddings", file, std::nullopt));
+  s.layers = layers; s.hidden = hidden; s.heads = heads; s.kv_heads = kv_heads; s.head_dim = head_dim;
+  s.ffn = ffn; s.vocab = vocab; s.context = context;
+  s.tied_embeddings = j.value("tie_word_embeddings", false);
+  if (j.contains("rope_theta") && j["rope_theta"].is_number()) s.rope_theta = j["rope_theta"].get<double>();
+  // llama.cpp runs llama-style checkpoints with interleaved (adjacent) pairs after permuting
+  // Q/K at conversion; the others keep the NeoX half split.
+  const std::string& t = m.architecture;
+  s.rope_layout = (t == "llama" || t == "mistral" || t == "mixtral") ? RopeLayout::adjacent : RopeLayout::neox;
+  s.attention_bias = j.value("attention_bias", t == "qwen2" || t == "qwen2_moe");
+  s.ffn_gated = true;
+  if (j.value("use_sliding_window", true) && j.contains("sliding_window") && j["sliding_window"].is_number_integer()) {
+    const auto w = j["sliding_window"].get<std::int64_t>();
+    if (w > 0 && w < context) {
+      s.sliding_window = static_cast<std::uint32_t>(w);
+      // Gemma-2 alternates local and global layers; others window every layer.
+      s.sliding_window_layers = (t == "gemma2") ? layers / 2 : layers;
+    }
+  }
+  TRILEMMA_TRY(experts, uint_key(j, j.contains("num_local_experts") ? "num_local_experts" : "num_experts", file, 0u));
+  if (experts > 0) {
+    TRILEMMA_TRY(per_token, uint_key(j, "num_experts_per_tok", file, std::nullopt));
+    TRILEMMA_TRY(expert_ffn, uint_key(j, "moe_intermediate_size", file, ffn));
+    s.moe = {experts, per_token, 0, expert_ffn};
+    // Every layer is MoE in the supported configs; Mixtral's intermediate_size is the expert's.
+    s.ffn = 0;
+  }
+  if (auto problem = validate_shape(s); !problem.empty())
+    return make_error(ErrorKind::input, file, "", "shape: " + problem);
+  return m;
+}
+
+Result<Model> model_from_hf_config(const std::string& path) {
+  TRILEMMA_TRY(text, io::read_text_file(path));
+  return parse_hf_config(text, path);
+}
+
+}  // namespace trilemma::models

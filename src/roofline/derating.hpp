@@ -1,0 +1,29 @@
+// Derating factors: datasheet peak -> what an engine achieves. From devices/derating.yaml (per
+// backend) and devices/classes.yaml (per device class), replaced by a device's calibration.
+#pragma once
+#include <string>
+
+#include "devices/device.hpp"
+#include "types/estimate.hpp"
+
+namespace trilemma::roofline {
+
+struct Derating {
+  Range bandwidth_fraction;
+  Range compute_fraction;
+  double overhead_ms = 0;
+  double runtime_bytes = 0;
+  std::string basis;
+};
+
+// `weights` is the weight format name; calibrations may hold a fraction per format.
+Derating derating_for(const devices::Device& device, const std::string& backend, const std::string& weights);
+
+struct OffloadTier {
+  std::string name;
+  double read_gbps = 0;
+  std::string source;
+};
+OffloadTier offload_tier_for(const devices::Device& device);
+
+}  // namespace trilemma::roofline

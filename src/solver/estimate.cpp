@@ -1,0 +1,218 @@
+#include "solver/estimate.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "accuracy/accuracy_model.hpp"
+#include "devices/device_db.hpp"
+#include "memory/memory_model.hpp"
+#include "roofline/roofline.hpp"
+
+namespace trilemma::solver {
+namespace {
+
+constexpr double k_gib = 1073741824.0;
+constexpr std::uint32_t k_ubatch = 512;  // llama.cpp's default n_ubatch
+
+// FLOPs of one token at `position`: 2 per weight multiply-add, plus QK^T and AV over the
+// positions attended (2 x 2 x q_dim per position per layer).
+double flops_per_token(const ModelShape& s, double active_params, double attended_positions) {
+  return 2.0 * active_params + 4.0 * s.layers * double(s.q_dim()) * attended_positions;
+}
+
+double compute_gflops(const devices::Device& d, const std::string& backend, std::uint32_t threads) {
+  if (backend == "cpu") {
+    if (d.measured_compute_gflops) return *d.measured_compute_gflops / 1.0;
+    // Fastest cores first, up to `threads` of them.
+    double g = 0;
+    std::uint32_t left = threads ? threads : d.total_cores();
+    for (const auto& c : d.clusters) {
+      const std::uint32_t use = std::min(left, c.cores);
+      g += use * c.clock_ghz * c.fp32_flops_per_cycle;
+      left -= use;
+    }
+    return g;
+  }
+  const double tflops = std::max({d.gpu_fp16_tensor_tflops.value_or(0), d.gpu_fp16_tflops.value_or(0),
+                                  d.gpu_fp32_tflops.value_or(0)});
+  // No published GPU throughput: bound compute by the CPU's rather than invent a figure.
+  if (tflops <= 0) return compute_gflops(d, "cpu", threads);
+  return tflops * 1000.0;
+}
+
+}  // namespace
+
+PreparedModel PreparedModel::prepare(const models::Model& m) {
+  PreparedModel p;
+  p.model = &m;
+  for (const auto& row : weight_formats())
+    p.weights[static_cast<std::size_t>(row.format)] = memory::weight_bytes(m.shape, row.format);
+  if (!m.stored_tensors.empty()) {
+    memory::WeightBytes w;
+    double elems = 0;
+    for (const auto& t : m.stored_tensors) {
+      w.total += double(t.bytes);
+      elems += double(t.elems);
+      const bool experts = t.name.find("_exps") != std::string::npos && m.shape.is_moe();
+      w.per_token += experts ? double(t.bytes) * (m.shape.moe.experts_per_token + m.shape.moe.shared_experts) /
+                                   double(m.shape.moe.experts)
+                             : double(t.bytes);
+    }
+    w.bits_per_weight = elems > 0 ? 8.0 * w.total / elems : 0;
+    p.stored = w;
+  }
+  p.active_params = count_parameters(m.shape).active_per_token;
+  return p;
+}
+
+const memory::WeightBytes& PreparedModel::bytes(WeightFormat f) const {
+  // A GGUF file's real bytes stand for the format its bulk tensors are stored in.
+  if (stored && model && info(f).bulk == tensor_type_from_name(model->stored_format)) return *stored;
+  return weights[static_cast<std::size_t>(f)];
+}
+
+PreparedDevice PreparedDevice::prepare(const devices::Device& d) {
+  PreparedDevice p;
+  p.device = &d;
+  p.usable_bytes = devices::usable_memory_gib(d) * k_gib;
+  p.offload = roofline::offload_tier_for(d);
+  return p;
+}
+
+AcceptancePrior acceptance_prior(const DeploymentConfig& c) {
+  switch (c.speculative.kind) {
+    case DraftKind::model:
+      return {{0.55, 0.70, 0.80},
+              "draft model: llama.cpp Llama-3.2-1B drafting Llama-3.1-8B accepted 72%; Leviathan et al. Table 3 "
+              "0.61-0.82 for 10-100x smaller drafts"};
+    case DraftKind::self: {
+      // A lower-bit copy agrees with the target about as often as its top-1 token matches.
+      const double kld = accuracy::weight_loss_figure(c.speculative.draft_weights).kld.mid;
+      const double mid = std::clamp(1.0 - 1.1 * std::sqrt(kld), 0.3, 0.98);
+      return {{mid - 0.08, mid, std::min(mid + 0.04, 0.99)},
+              "self-speculation: top-1 agreement of the draft format with full precision (llama.cpp LLaMA-3-8B: "
+              "Q8_0 97.7%, Q6_K 96.0%, Q4_K_M 91.9%, Q2_K 71%), interpolated by KLD"};
+    }
+    case DraftKind::layers:
+      return {{0.25, 0.40, 0.60},
+              "layer-skip without early-exit training: assumption; LayerSkip (arXiv 2404.16710) reaches 1.8-2.2x "
+              "only after training for early exit. verify measures the real rate"};
+    case DraftKind::none: break;
+  }
+  return {{0, 0, 0}, ""};
+}
+
+Estimate estimate(const PreparedModel& pm, const PreparedDevice& pd, const DeploymentConfig& c,
+                  const PreparedModel* draft) {
+  const auto& s = pm.model->shape;
+  const auto& d = *pd.device;
+  Estimate e;
+  const auto derate = roofline::derating_for(d, c.backend, std::string(info(c.weights).name));
+  e.basis.push_back(derate.basis);
+
+  // Memory.
+  const auto& w = pm.bytes(c.weights);
+  auto& m = e.memory;
+  m.weights_bytes = w.total;
+  const double kv_all = memory::kv_bytes(s, c, c.context);
+  const double resident = c.kv_strategy == KvStrategy::offload ? c.kv_resident_fraction : 1.0;
+  m.kv_bytes = kv_all * resident;
+  m.kv_spilled_bytes = kv_all - m.kv_bytes;
+  const bool flash_attention = true;  // every backend planned for has it; needed for a quantized V cache
+  m.scratch_bytes = memory::scratch_bytes(s, std::min(k_ubatch, c.prompt), c.context, flash_attention);
+  m.runtime_bytes = derate.runtime_bytes;
+
+  // Latency: decode at the end of the context (the slowest step), prefill of the prompt.
+  const double kv_read = memory::kv_read_bytes(s, c, c.context);
+  const double kv_read_fast = kv_read * resident;
+  const double kv_read_slow = kv_read - kv_read_fast;
+  const double attended = c.kv_strategy == KvStrategy::sliding ? std::min<double>(c.context, c.window + c.sinks)
+                                                                : double(c.context);
+  roofline::StepCost decode{w.per_token + kv_read_fast, flops_per_token(s, pm.active_params, attended)};
+  const double peak_compute = compute_gflops(d, c.backend, c.threads);
+  auto machine = [&](double bw_fraction, double compute_fraction) {
+    return roofline::Machine{d.peak_bandwidth_gbps * bw_fraction, peak_compute * compute_fraction, derate.overhead_ms};
+  };
+  const double slow_ms = kv_read_slow / (pd.offload.read_gbps * 1e9) * 1e3;
+  auto& l = e.latency;
+  l.bytes_per_token = decode.bytes + kv_read_slow;
+  l.flops_per_token = decode.flops;
+  const auto lo = machine(derate.bandwidth_fraction.low, derate.compute_fraction.low);
+  const auto mid = machine(derate.bandwidth_fraction.mid, derate.compute_fraction.mid);
+  const auto hi = machine(derate.bandwidth_fraction.high, derate.compute_fraction.high);
+  l.effective_bandwidth_gbps = mid.bandwidth_gbps;
+  l.effective_compute_gflops = mid.compute_gflops;
+  auto decode_ms = [&](const roofline::Machine& mc, std::string* bound) { return roofline::step_ms(decode, mc, bound) + slow_ms; };
+  double ms_lo = decode_ms(lo, nullptr), ms_mid = decode_ms(mid, &l.bound), ms_hi = decode_ms(hi, nullptr);
+
+  const double prompt = std::min(c.prompt, c.context);
+  const double passes = std::ceil(prompt / k_ubatch);
+  roofline::StepCost prefill{passes * w.total, prompt * flops_per_token(s, pm.active_params, prompt / 2)};
+  auto prefill_ms = [&](const roofline::Machine& mc) { return roofline::step_ms(prefill, mc) + passes * mc.overhead_ms; };
+  l.ttft_ms = {prefill_ms(hi), prefill_ms(mid), prefill_ms(lo)};
+
+  // Speculative decoding: g draft steps plus one target pass over g+1 tokens per round.
+  if (c.speculative.on()) {
+    const auto prior = acceptance_prior(c);
+    e.basis.push_back("acceptance prior " + std::to_string(prior.rate.mid).substr(0, 4) + ": " + prior.basis);
+    const unsigned g = c.speculative.draft_len;
+    roofline::StepCost draft_step;
+    double draft_memory = 0;
+    DeploymentConfig draft_cfg = c;
+    draft_cfg.speculative = {};
+    if (c.speculative.kind == DraftKind::model && draft) {
+      const auto& dw = draft->bytes(c.speculative.draft_weights);
+      const auto& ds = draft->model->shape;
+      draft_step = {dw.per_token + memory::kv_read_bytes(ds, draft_cfg, c.context),
+                    flops_per_token(ds, draft->active_params, attended)};
+      draft_memory = dw.total + memory::kv_bytes(ds, draft_cfg, c.context) +
+                     memory::scratch_bytes(ds, std::min(k_ubatch, c.prompt), c.context, flash_attention);
+    } else if (c.speculative.kind == DraftKind::self) {
+      const auto& dw = pm.bytes(c.speculative.draft_weights);
+      draft_step = {dw.per_token + kv_read_fast, decode.flops};
+      // The draft keeps its own KV: its keys and values differ from the target's.
+      draft_memory = dw.total + m.kv_bytes;
+    } else if (c.speculative.kind == DraftKind::layers) {
+      const double share = double(c.speculative.draft_layers) / s.layers;
+      const double head = double(s.vocab) * s.hidden * bits_per_element(info(c.weights).output) / 8.0;
+      draft_step = {(w.per_token - head) * share + head + kv_read_fast * share, decode.flops * share};
+      draft_memory = 0;  // shares the target's weights and its first layers' KV
+    }
+    m.draft_bytes = draft_memory;
+    roofline::StepCost verify_pass{decode.bytes, decode.flops * (g + 1)};
+    auto spec_ms_per_token = [&](const roofline::Machine& mc, double a) {
+      const double round = g * roofline::step_ms(draft_step, mc) + roofline::step_ms(verify_pass, mc) + slow_ms;
+      return round / roofline::tokens_per_pass(a, g);
+    };
+    const double target_ms = ms_mid;
+    l.acceptance = prior.rate.mid;
+    l.tokens_per_pass = roofline::tokens_per_pass(prior.rate.mid, g);
+    l.draft_cost_ratio = roofline::step_ms(draft_step, mid) / (target_ms - slow_ms);
+    ms_lo = spec_ms_per_token(lo, prior.rate.low);
+    ms_mid = spec_ms_per_token(mid, prior.rate.mid);
+    ms_hi = spec_ms_per_token(hi, prior.rate.high);
+    l.speedup = target_ms / ms_mid;
+    // Both models prefill the prompt.
+    if (c.speculative.kind != DraftKind::layers) {
+      const auto& dshape = (c.speculative.kind == DraftKind::model && draft) ? draft->model->shape : s;
+      const double dparams = (c.speculative.kind == DraftKind::model && draft) ? draft->active_params : pm.active_params;
+      const double dtotal = c.speculative.kind == DraftKind::model && draft
+                                ? draft->bytes(c.speculative.draft_weights).total
+                                : pm.bytes(c.speculative.draft_weights).total;
+      roofline::StepCost draft_prefill{passes * dtotal, prompt * flops_per_token(dshape, dparams, prompt / 2)};
+      l.ttft_ms.low += roofline::step_ms(draft_prefill, hi);
+      l.ttft_ms.mid += roofline::step_ms(draft_prefill, mid);
+      l.ttft_ms.high += roofline::step_ms(draft_prefill, lo);
+    }
+  }
+  l.decode_tok_s = {1000.0 / ms_lo, 1000.0 / ms_mid, 1000.0 / ms_hi};
+  l.prefill_tok_s = {prompt / l.ttft_ms.high * 1000.0, prompt / l.ttft_ms.mid * 1000.0, prompt / l.ttft_ms.low * 1000.0};
+
+  m.total_bytes = m.weights_bytes + m.kv_bytes + m.scratch_bytes + m.runtime_bytes + m.draft_bytes;
+  m.usable_bytes = pd.usable_bytes;
+
+  e.accuracy = accuracy::estimate_accuracy(s, c, e.basis);
+  return e;
+}
+
+}  // namespace trilemma::solver

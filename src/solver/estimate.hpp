@@ -1,0 +1,46 @@
+// Predicts latency, memory and accuracy of one configuration of one model on one device, by
+// combining the roofline, memory and accuracy models. Pure: no I/O once its inputs are built.
+#pragma once
+#include <array>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "devices/device.hpp"
+#include "memory/tensor_layout.hpp"
+#include "models/model.hpp"
+#include "roofline/derating.hpp"
+#include "types/deployment.hpp"
+#include "types/estimate.hpp"
+
+namespace trilemma::solver {
+
+// Everything about a model that does not depend on the configuration, computed once per plan:
+// weight bytes for every format (the tensor walk is the expensive part).
+struct PreparedModel {
+  const models::Model* model = nullptr;
+  std::array<memory::WeightBytes, 13> weights{};  // indexed by WeightFormat
+  std::optional<memory::WeightBytes> stored;     // GGUF: the file's real bytes
+  double active_params = 0;
+  static PreparedModel prepare(const models::Model& model);
+  const memory::WeightBytes& bytes(WeightFormat format) const;
+};
+
+struct PreparedDevice {
+  const devices::Device* device = nullptr;
+  double usable_bytes = 0;
+  roofline::OffloadTier offload;
+  static PreparedDevice prepare(const devices::Device& device);
+};
+
+// Acceptance-rate prior for a draft source, with its basis.
+struct AcceptancePrior {
+  Range rate;
+  std::string basis;
+};
+AcceptancePrior acceptance_prior(const DeploymentConfig& config);
+
+Estimate estimate(const PreparedModel& model, const PreparedDevice& device, const DeploymentConfig& config,
+                  const PreparedModel* draft = nullptr);
+
+}  // namespace trilemma::solver

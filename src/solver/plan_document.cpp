@@ -1,0 +1,220 @@
+#include "solver/plan_document.hpp"
+
+namespace trilemma::solver {
+namespace {
+
+using nlohmann::json;
+
+json range_json(const Range& r) { return {{"low", r.low}, {"mid", r.mid}, {"high", r.high}}; }
+
+Error bad(const std::string& file, const std::string& where, const std::string& message) {
+  return make_error(ErrorKind::input, file, where, message);
+}
+
+}  // namespace
+
+json config_to_json(const DeploymentConfig& c) {
+  json spec = {{"kind", std::string(draft_kind_name(c.speculative.kind))}};
+  if (c.speculative.on()) {
+    spec["draft_len"] = c.speculative.draft_len;
+    if (c.speculative.kind == DraftKind::model) spec["draft_model"] = c.speculative.draft_model;
+    if (c.speculative.kind != DraftKind::layers) spec["draft_weights"] = std::string(info(c.speculative.draft_weights).name);
+    if (c.speculative.kind == DraftKind::layers) spec["draft_layers"] = c.speculative.draft_layers;
+  }
+  json j = {{"weights", std::string(info(c.weights).name)},
+            {"kv_type", std::string(info(c.kv_type).name)},
+            {"kv_strategy", std::string(info(c.kv_strategy).name)},
+            {"context", c.context},
+            {"prompt", c.prompt},
+            {"backend", c.backend},
+            {"threads", c.threads},
+            {"speculative", spec}};
+  if (c.kv_strategy == KvStrategy::sliding) j["window"] = c.window, j["sinks"] = c.sinks;
+  if (c.kv_strategy == KvStrategy::offload) j["kv_resident_fraction"] = c.kv_resident_fraction;
+  return j;
+}
+
+Result<DeploymentConfig> config_from_json(const json& j, const std::string& file, const std::string& where) {
+  if (!j.is_object()) return bad(file, where, "expected an object");
+  DeploymentConfig c;
+  auto str = [&](const char* key) -> Result<std::string> {
+    if (!j.contains(key) || !j[key].is_string()) return bad(file, where + "." + key, "missing or not a string");
+    return j[key].get<std::string>();
+  };
+  auto uint = [&](const json& o, const char* key, const std::string& at) -> Result<std::uint32_t> {
+    if (!o.contains(key) || !o[key].is_number_unsigned() || o[key].get<std::uint64_t>() > 0xffffffffull)
+      return bad(file, at + "." + key, "missing or not a whole number >= 0");
+    return static_cast<std::uint32_t>(o[key].get<std::uint64_t>());
+  };
+  TRILEMMA_TRY(weights, str("weights"));
+  const auto w = weight_format_from_name(weights);
+  if (!w) return bad(file, where + ".weights", "unknown weight format '" + weights + "'");
+  c.weights = *w;
+  TRILEMMA_TRY(kv, str("kv_type"));
+  const auto k = tensor_type_from_name(kv);
+  if (!k || !is_kv_format(*k)) return bad(file, where + ".kv_type", "unknown KV format '" + kv + "'");
+  c.kv_type = *k;
+  TRILEMMA_TRY(strategy, str("kv_strategy"));
+  const auto s = kv_strategy_from_name(strategy);
+  if (!s) return bad(file, where + ".kv_strategy", "unknown KV strategy '" + strategy + "'");
+  c.kv_strategy = *s;
+  TRILEMMA_TRY(context, uint(j, "context", where));
+  TRILEMMA_TRY(prompt, uint(j, "prompt", where));
+  TRILEMMA_TRY(threads, uint(j, "threads", where));
+  TRILEMMA_TRY(backend, str("backend"));
+  c.context = context;
+  c.prompt = prompt;
+  c.threads = threads;
+  c.backend = backend;
+  if (c.context == 0) return bad(file, where + ".context", "must be > 0");
+  if (c.kv_strategy == KvStrategy::sliding) {
+    TRILEMMA_TRY(window, uint(j, "window", where));
+    TRILEMMA_TRY(sinks, uint(j, "sinks", where));
+    if (window == 0) return bad(file, where + ".window", "must be > 0");
+    c.window = window;
+    c.sinks = sinks;
+  }
+  if (c.kv_strategy == KvStrategy::offload) {
+    if (!j.contains("kv_resident_fraction") || !j["kv_resident_fraction"].is_number())
+      return bad(file, where + ".kv_resident_fraction", "missing or not a number");
+    c.kv_resident_fraction = j["kv_resident_fraction"].get<double>();
+    if (!(c.kv_resident_fraction > 0 && c.kv_resident_fraction <= 1))
+      return bad(file, where + ".kv_resident_fraction", "must be in (0, 1]");
+  }
+  if (!j.contains("speculative") || !j["speculative"].is_object()) return bad(file, where + ".speculative", "missing");
+  const json& sp = j["speculative"];
+  const std::string at = where + ".speculative";
+  if (!sp.contains("kind") || !sp["kind"].is_string()) return bad(file, at + ".kind", "missing or not a string");
+  const auto kind = draft_kind_from_name(sp["kind"].get<std::string>());
+  if (!kind) return bad(file, at + ".kind", "unknown draft kind '" + sp["kind"].get<std::string>() + "'");
+  c.speculative.kind = *kind;
+  if (c.speculative.on()) {
+    TRILEMMA_TRY(len, uint(sp, "draft_len", at));
+    if (len == 0 || len > 64) return bad(file, at + ".draft_len", "must be in 1..64");
+    c.speculative.draft_len = len;
+    if (*kind == DraftKind::model) {
+      if (!sp.contains("draft_model") || !sp["draft_model"].is_string()) return bad(file, at + ".draft_model", "missing");
+      c.speculative.draft_model = sp["draft_model"].get<std::string>();
+    }
+    if (*kind != DraftKind::layers) {
+      if (!sp.contains("draft_weights") || !sp["draft_weights"].is_string()) return bad(file, at + ".draft_weights", "missing");
+      const auto dw = weight_format_from_name(sp["draft_weights"].get<std::string>());
+      if (!dw) return bad(file, at + ".draft_weights", "unknown weight format");
+      c.speculative.draft_weights = *dw;
+    } else {
+      TRILEMMA_TRY(layers, uint(sp, "draft_layers", at));
+      c.speculative.draft_layers = layers;
+    }
+  }
+  return c;
+}
+
+json candidate_to_json(const Candidate& c) {
+  const auto& e = c.estimate;
+  return {{"config", config_to_json(c.config)},
+          {"summary", describe(c.config)},
+          {"memory",
+           {{"weights_bytes", e.memory.weights_bytes},
+            {"kv_bytes", e.memory.kv_bytes},
+            {"kv_spilled_bytes", e.memory.kv_spilled_bytes},
+            {"scratch_bytes", e.memory.scratch_bytes},
+            {"runtime_bytes", e.memory.runtime_bytes},
+            {"draft_bytes", e.memory.draft_bytes},
+            {"total_bytes", e.memory.total_bytes},
+            {"usable_bytes", e.memory.usable_bytes}}},
+          {"latency",
+           {{"decode_tok_s", range_json(e.latency.decode_tok_s)},
+            {"ttft_ms", range_json(e.latency.ttft_ms)},
+            {"prefill_tok_s", range_json(e.latency.prefill_tok_s)},
+            {"bytes_per_token", e.latency.bytes_per_token},
+            {"flops_per_token", e.latency.flops_per_token},
+            {"bound", e.latency.bound},
+            {"effective_bandwidth_gbps", e.latency.effective_bandwidth_gbps},
+            {"effective_compute_gflops", e.latency.effective_compute_gflops},
+            {"acceptance", e.latency.acceptance},
+            {"tokens_per_pass", e.latency.tokens_per_pass},
+            {"speedup", e.latency.speedup},
+            {"draft_cost_ratio", e.latency.draft_cost_ratio}}},
+          {"accuracy",
+           {{"kld", range_json(e.accuracy.kld)},
+            {"ppl_delta_pct", range_json(e.accuracy.ppl_delta_pct)},
+            {"loss_points", range_json(e.accuracy.points)}}},
+          {"violations", c.violations},
+          {"basis", e.basis}};
+}
+
+json plan_to_json(const PlanResult& r, const models::Model& model, const devices::Device& device, const Profile& profile) {
+  json j;
+  j["schema"] = "trilemma.plan";
+  j["schema_version"] = k_plan_schema_version;
+  j["model"] = {{"id", model.id}, {"origin", model.origin}, {"path", model.path},
+                {"tokenizer_family", model.tokenizer_family},
+                {"shape",
+                 {{"layers", model.shape.layers}, {"hidden", model.shape.hidden}, {"heads", model.shape.heads},
+                  {"kv_heads", model.shape.kv_heads}, {"head_dim", model.shape.head_dim}, {"ffn", model.shape.ffn},
+                  {"vocab", model.shape.vocab}, {"context", model.shape.context},
+                  {"experts", model.shape.moe.experts}, {"experts_per_token", model.shape.moe.experts_per_token}}}};
+  j["device"] = {{"id", device.id}, {"name", device.name}, {"class", device.device_class},
+                 {"ram_gib", device.ram_gib}, {"peak_bandwidth_gbps", device.peak_bandwidth_gbps}};
+  j["scenario"] = profile.id;
+  j["context"] = r.context;
+  j["prompt"] = r.prompt;
+  j["status"] = r.chosen ? "ok" : "infeasible";
+  j["evaluated"] = r.evaluated;
+  j["feasible"] = r.feasible;
+  if (r.chosen) {
+    j["chosen"] = candidate_to_json(*r.chosen);
+    j["gives_up"] = r.gives_up;
+    j["binding"] = r.binding;
+  }
+  j["runners_up"] = json::array();
+  for (const auto& c : r.runners_up) j["runners_up"].push_back(candidate_to_json(c));
+  j["front"] = json::array();
+  for (const auto& c : r.front)
+    j["front"].push_back({{"summary", describe(c.config)}, {"config", config_to_json(c.config)},
+                          {"decode_tok_s", c.tok_s()}, {"memory_gib", c.memory_gib()}, {"loss_points", c.loss_points()}});
+  j["relaxations"] = json::array();
+  for (const auto& x : r.relaxations) {
+    json rj = {{"constraint", x.constraint}, {"message", x.message}};
+    if (x.plan) rj["plan"] = candidate_to_json(*x.plan);
+    j["relaxations"].push_back(rj);
+  }
+  j["smaller_models"] = r.smaller_models;
+  return j;
+}
+
+Result<PlanDocument> parse_plan_document(const std::string& text, const std::string& file) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::parse_error& e) {
+    return bad(file, "byte " + std::to_string(e.byte), "malformed JSON");
+  }
+  if (!j.is_object() || j.value("schema", "") != "trilemma.plan")
+    return bad(file, "schema", "not a trilemma plan document (expected \"schema\": \"trilemma.plan\")");
+  if (!j.contains("schema_version") || !j["schema_version"].is_number_integer())
+    return bad(file, "schema_version", "missing");
+  const int version = j["schema_version"].get<int>();
+  if (version > k_plan_schema_version)
+    return bad(file, "schema_version", "version " + std::to_string(version) + " is newer than this trilemma reads (" +
+                                           std::to_string(k_plan_schema_version) + "); upgrade trilemma");
+  if (version < 1) return bad(file, "schema_version", "must be >= 1");
+  if (j.value("status", "") != "ok" || !j.contains("chosen"))
+    return bad(file, "status", "the plan is not feasible: it has no chosen configuration");
+  PlanDocument d;
+  d.raw = j;
+  if (!j.contains("model") || !j["model"].is_object() || !j["model"].contains("id"))
+    return bad(file, "model.id", "missing");
+  const auto& m = j["model"];
+  d.model = m.value("path", std::string()).empty() ? m["id"].get<std::string>() : m["path"].get<std::string>();
+  if (!j.contains("device") || !j["device"].is_object() || !j["device"].contains("id")) return bad(file, "device.id", "missing");
+  d.device = j["device"]["id"].get<std::string>();
+  d.scenario = j.value("scenario", "");
+  if (!j["chosen"].is_object() || !j["chosen"].contains("config")) return bad(file, "chosen.config", "missing");
+  TRILEMMA_TRY(config, config_from_json(j["chosen"]["config"], file, "chosen.config"));
+  d.config = config;
+  d.predicted = j["chosen"];
+  return d;
+}
+
+}  // namespace trilemma::solver

@@ -1,0 +1,375 @@
+#include "solver/planner.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "devices/device_db.hpp"
+
+namespace trilemma::solver {
+namespace {
+
+constexpr double k_gib = 1073741824.0;
+constexpr std::uint32_t k_windows[] = {1024, 2048, 4096};
+constexpr double k_resident_fractions[] = {0.5, 0.25};
+constexpr std::uint32_t k_draft_lens[] = {3, 5};
+
+std::string fmt(double v, int digits = 1) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+bool allowed(const std::vector<std::string>& list, std::string_view name) {
+  return list.empty() || std::find(list.begin(), list.end(), name) != list.end();
+}
+
+// Profile and user budgets merged: the tighter of the two wins.
+Constraints merge(const Constraints& a, const Constraints& b) {
+  Constraints c = a;
+  auto tighter_max = [](std::optional<double> x, std::optional<double> y) -> std::optional<double> {
+    if (x && y) return std::min(*x, *y);
+    return x ? x : y;
+  };
+  auto tighter_min = [](std::optional<double> x, std::optional<double> y) -> std::optional<double> {
+    if (x && y) return std::max(*x, *y);
+    return x ? x : y;
+  };
+  c.max_ttft_ms = tighter_max(a.max_ttft_ms, b.max_ttft_ms);
+  c.min_decode_tok_s = tighter_min(a.min_decode_tok_s, b.min_decode_tok_s);
+  c.max_memory_gib = tighter_max(a.max_memory_gib, b.max_memory_gib);
+  c.max_loss_points = tighter_max(a.max_loss_points, b.max_loss_points);
+  if (!b.allowed_weights.empty()) c.allowed_weights = b.allowed_weights;
+  if (!b.allowed_kv.empty()) c.allowed_kv = b.allowed_kv;
+  return c;
+}
+
+// Each constraint: its name, and a check that returns the violation message or "".
+std::vector<std::string> violations(const Candidate& c, const Constraints& k, double usable_gib) {
+  std::vector<std::string> v;
+  if (c.memory_gib() > usable_gib)
+    v.push_back("device_memory: needs " + fmt(c.memory_gib(), 2) + " GiB; the device offers " + fmt(usable_gib, 2) + " GiB");
+  if (k.max_memory_gib && c.memory_gib() > *k.max_memory_gib)
+    v.push_back("max_memory_gib: needs " + fmt(c.memory_gib(), 2) + " GiB > " + fmt(*k.max_memory_gib, 2));
+  if (k.min_decode_tok_s && c.tok_s() < *k.min_decode_tok_s)
+    v.push_back("min_decode_tok_s: " + fmt(c.tok_s()) + " tok/s < " + fmt(*k.min_decode_tok_s));
+  if (k.max_ttft_ms && c.ttft_ms() > *k.max_ttft_ms)
+    v.push_back("max_ttft_ms: " + fmt(c.ttft_ms(), 0) + " ms > " + fmt(*k.max_ttft_ms, 0));
+  if (k.max_loss_points && c.loss_points() > *k.max_loss_points)
+    v.push_back("max_loss_points: loses " + fmt(c.loss_points()) + " points > " + fmt(*k.max_loss_points));
+  if (!allowed(k.allowed_weights, info(c.config.weights).name))
+    v.push_back("allowed_weights: " + std::string(info(c.config.weights).name) + " is not allowed");
+  if (!allowed(k.allowed_kv, info(c.config.kv_type).name))
+    v.push_back("allowed_kv: " + std::string(info(c.config.kv_type).name) + " is not allowed");
+  return v;
+}
+
+std::string constraint_of(const std::string& violation) { return violation.substr(0, violation.find(':')); }
+
+// Strict lexicographic order over the objective's metrics (a strict weak ordering, for sorting).
+bool better(const Candidate& a, const Candidate& b, const std::vector<Objective>& objective) {
+  for (const auto& o : objective) {
+    const double x = a.metric(o.metric), y = b.metric(o.metric);
+    if (x == y) continue;
+    return o.maximize ? x > y : x < y;
+  }
+  return false;
+}
+
+// Lexicographic choice with slack: keep the plans within each metric's tolerance of the best
+// value, then move to the next metric, so a negligible gain in the first metric does not
+// outweigh a large one in the next. Tolerances are measured from the best, which keeps the
+// choice well defined (pairwise tolerant comparison is not transitive).
+const Candidate* choose(std::vector<const Candidate*> pool, const std::vector<Objective>& objective) {
+  for (const auto& o : objective) {
+    if (pool.size() <= 1) break;
+    double best = pool.front()->metric(o.metric);
+    for (const auto* c : pool) best = o.maximize ? std::max(best, c->metric(o.metric)) : std::min(best, c->metric(o.metric));
+    const double tol = std::max(o.tolerance, o.tolerance_pct / 100.0 * std::abs(best));
+    std::erase_if(pool, [&](const Candidate* c) { return std::abs(c->metric(o.metric) - best) > tol; });
+  }
+  return *std::min_element(pool.begin(), pool.end(), [&](auto* a, auto* b) { return better(*a, *b, objective); });
+}
+
+// Pareto dominance over (tok/s max, memory min, loss min).
+bool dominates(const Candidate& a, const Candidate& b) {
+  const bool no_worse = a.tok_s() >= b.tok_s() && a.memory_gib() <= b.memory_gib() && a.loss_points() <= b.loss_points();
+  const bool better_somewhere = a.tok_s() > b.tok_s() || a.memory_gib() < b.memory_gib() || a.loss_points() < b.loss_points();
+  return no_worse && better_somewhere;
+}
+
+std::vector<std::string> backends_of(const devices::Device& d, const Pins& pins) {
+  if (pins.backend) return {*pins.backend};
+  std::vector<std::string> out;
+  for (const auto& b : d.backends) {
+    if (b == "cpu") out.push_back(b);
+    // A GPU backend needs a compute figure to be planned.
+    else if ((b == "metal" || b == "cuda" || b == "vulkan" || b == "opencl") &&
+             (d.gpu_fp32_tflops || d.gpu_fp16_tflops || d.gpu_fp16_tensor_tflops))
+      out.push_back(b);
+  }
+  if (out.empty()) out.push_back("cpu");
+  return out;
+}
+
+std::vector<std::uint32_t> threads_of(const devices::Device& d, const std::string& backend, const Pins& pins) {
+  if (pins.threads) return {*pins.threads};
+  if (backend != "cpu") return {d.total_cores()};
+  std::vector<std::uint32_t> out = {d.total_cores()};
+  std::uint32_t big = 0;
+  for (const auto& c : d.clusters)
+    if (c.kind != "efficiency") big += c.cores;
+  if (big > 0 && big < d.total_cores()) out.push_back(big);
+  return out;
+}
+
+struct KvChoice {
+  KvStrategy strategy;
+  std::uint32_t window = 0, sinks = 0;
+  double resident = 1.0;
+};
+
+std::vector<KvChoice> kv_choices(std::uint32_t context, const Pins& pins) {
+  std::vector<KvChoice> out;
+  auto want = [&](KvStrategy s) { return !pins.strategy || *pins.strategy == s; };
+  if (want(KvStrategy::contiguous)) out.push_back({KvStrategy::contiguous});
+  if (want(KvStrategy::paged)) out.push_back({KvStrategy::paged});
+  if (want(KvStrategy::sliding)) {
+    if (pins.window) out.push_back({KvStrategy::sliding, *pins.window, pins.sinks.value_or(4)});
+    else
+      for (auto w : k_windows)
+        if (w < context) out.push_back({KvStrategy::sliding, w, pins.sinks.value_or(4)});
+  }
+  if (want(KvStrategy::offload)) {
+    if (pins.kv_resident_fraction) out.push_back({KvStrategy::offload, 0, 0, *pins.kv_resident_fraction});
+    else
+      for (auto f : k_resident_fractions) out.push_back({KvStrategy::offload, 0, 0, f});
+  }
+  return out;
+}
+
+std::vector<SpeculativeConfig> spec_choices(const models::Model& target, WeightFormat weights,
+                                            const std::vector<models::Model>* catalog, const Pins& pins) {
+  std::vector<SpeculativeConfig> out;
+  if (!pins.speculative || !*pins.speculative) out.push_back({});
+  if (pins.speculative && !*pins.speculative) return out;
+  auto want = [&](DraftKind k) { return !pins.draft_kind || *pins.draft_kind == k; };
+  std::vector<std::uint32_t> lens(std::begin(k_draft_lens), std::end(k_draft_lens));
+  if (pins.draft_len) lens = {*pins.draft_len};
+  const double target_params = count_parameters(target.shape).total();
+  if (want(DraftKind::model) && catalog) {
+    for (const auto& m : *catalog) {
+      if (pins.draft_model && m.id != *pins.draft_model) continue;
+      if (m.id == target.id || m.tokenizer_family != target.tokenizer_family) continue;
+      if (!pins.draft_model && count_parameters(m.shape).total() * 4 > target_params) continue;
+      for (auto g : lens) out.push_back({DraftKind::model, m.id, WeightFormat::q8_0, 0, g});
+    }
+  }
+  if (want(DraftKind::self)) {
+    for (auto f : {WeightFormat::q4_0, WeightFormat::q2_k}) {
+      if (bits_per_element(info(f).bulk) >= bits_per_element(info(weights).bulk)) continue;
+      for (auto g : lens) out.push_back({DraftKind::self, "", f, 0, g});
+    }
+  }
+  if (want(DraftKind::layers) && target.shape.layers >= 4)
+    for (auto g : lens) out.push_back({DraftKind::layers, "", weights, target.shape.layers / 4, g});
+  return out;
+}
+
+std::vector<WeightFormat> weight_choices(const Pins& pins) {
+  if (pins.weights) return {*pins.weights};
+  std::vector<WeightFormat> out;
+  // INT3/INT2 are trilemma-engine formats no deployment runtime loads: searched only when pinned.
+  for (const auto& row : weight_formats())
+    if (!row.llama_cpp.empty()) out.push_back(row.format);
+  return out;
+}
+
+std::vector<TensorType> kv_type_choices(const Pins& pins) {
+  if (pins.kv) return {*pins.kv};
+  return {TensorType::f16, TensorType::q8_0, TensorType::q4_0};
+}
+
+}  // namespace
+
+double Candidate::metric(Metric m) const {
+  switch (m) {
+    case Metric::decode_tok_s: return tok_s();
+    case Metric::ttft_ms: return ttft_ms();
+    case Metric::memory_gib: return memory_gib();
+    case Metric::loss_points: return loss_points();
+  }
+  return 0;
+}
+
+std::string corner_given_up(const Candidate& c) {
+  const bool fast = c.ttft_ms() < 100 && c.tok_s() > 20;
+  const bool small = c.memory_gib() <= 4.0;
+  const bool accurate = c.loss_points() <= 1.0;
+  std::vector<std::string> lost;
+  if (!fast) lost.push_back("latency");
+  if (!small) lost.push_back("memory");
+  if (!accurate) lost.push_back("accuracy");
+  if (lost.empty()) return "none";
+  std::string s;
+  for (const auto& l : lost) s += (s.empty() ? "" : "+") + l;
+  return s;
+}
+
+Result<PlanResult> plan(const PlanRequest& req) {
+  if (!req.model || !req.device) return make_error(ErrorKind::internal, "", "", "plan: model and device are required");
+  const auto& model = *req.model;
+  const auto& device = *req.device;
+  PlanResult result;
+  result.context = req.context ? req.context : req.profile.default_context;
+  result.prompt = std::min(req.prompt ? req.prompt : req.profile.default_prompt, result.context);
+  if (result.context > model.shape.context)
+    return make_error(ErrorKind::infeasible, "--context", "",
+                      "context " + std::to_string(result.context) + " exceeds the model's trained context " +
+                          std::to_string(model.shape.context));
+  const Constraints constraints = merge(req.profile.constraints, req.budgets);
+
+  const PreparedModel target = PreparedModel::prepare(model);
+  const PreparedDevice prepared_device = PreparedDevice::prepare(device);
+  std::map<std::string, PreparedModel> drafts;
+  if (req.catalog)
+    for (const auto& m : *req.catalog)
+      if (m.tokenizer_family == model.tokenizer_family && m.id != model.id) drafts.emplace(m.id, PreparedModel::prepare(m));
+  if (req.pins.draft_model && !drafts.count(*req.pins.draft_model))
+    return make_error(ErrorKind::input, "--draft-model", "",
+                      "'" + *req.pins.draft_model + "' is not a catalog model with " + model.id + "'s tokenizer (" +
+                          model.tokenizer_family + ")");
+
+  const double usable_gib = prepared_device.usable_bytes / k_gib;
+  std::vector<Candidate> all;
+  for (auto weights : weight_choices(req.pins))
+    for (auto kv : kv_type_choices(req.pins))
+      for (const auto& kvc : kv_choices(result.context, req.pins))
+        for (const auto& spec : spec_choices(model, weights, req.catalog, req.pins))
+          for (const auto& backend : backends_of(device, req.pins))
+            for (auto threads : threads_of(device, backend, req.pins)) {
+              Candidate c;
+              auto& cfg = c.config;
+              cfg.weights = weights;
+              cfg.kv_type = kv;
+              cfg.kv_strategy = kvc.strategy;
+              cfg.window = kvc.window;
+              cfg.sinks = kvc.sinks;
+              cfg.kv_resident_fraction = kvc.resident;
+              cfg.context = result.context;
+              cfg.prompt = result.prompt;
+              cfg.backend = backend;
+              cfg.threads = threads;
+              cfg.speculative = spec;
+              const PreparedModel* draft = nullptr;
+              if (spec.kind == DraftKind::model) draft = &drafts.at(spec.draft_model);
+              c.estimate = estimate(target, prepared_device, cfg, draft);
+              c.violations = violations(c, constraints, usable_gib);
+              all.push_back(std::move(c));
+            }
+  result.evaluated = all.size();
+
+  std::vector<const Candidate*> feasible, device_feasible;
+  for (const auto& c : all) {
+    if (c.violations.empty()) feasible.push_back(&c);
+    const bool fits = std::none_of(c.violations.begin(), c.violations.end(),
+                                   [](const std::string& v) { return constraint_of(v) == "device_memory"; });
+    if (fits) device_feasible.push_back(&c);
+  }
+  result.feasible = feasible.size();
+  auto by_objective = [&](const Candidate* a, const Candidate* b) { return better(*a, *b, req.profile.objective); };
+
+  // Pareto front over the device-feasible plans, sorted by speed.
+  for (const auto* c : device_feasible) {
+    bool dominated = false;
+    for (const auto* o : device_feasible)
+      if (dominates(*o, *c)) {
+        dominated = true;
+        break;
+      }
+    if (!dominated) result.front.push_back(*c);
+  }
+  std::sort(result.front.begin(), result.front.end(), [](auto& a, auto& b) { return a.tok_s() > b.tok_s(); });
+
+  if (!feasible.empty()) {
+    result.chosen = *choose(feasible, req.profile.objective);
+    std::stable_sort(feasible.begin(), feasible.end(), by_objective);
+    for (std::size_t i = 0; i < feasible.size() && result.runners_up.size() < 3; ++i) {
+      // Skip near-copies of plans already listed (same weights and KV choices).
+      const auto& cfg = feasible[i]->config;
+      bool seen = cfg.weights == result.chosen->config.weights && cfg.kv_type == result.chosen->config.kv_type &&
+                  cfg.kv_strategy == result.chosen->config.kv_strategy;
+      for (const auto& r : result.runners_up)
+        seen = seen || (r.config.weights == cfg.weights && r.config.kv_type == cfg.kv_type &&
+                        r.config.kv_strategy == cfg.kv_strategy);
+      if (!seen) result.runners_up.push_back(*feasible[i]);
+    }
+    result.gives_up = corner_given_up(*result.chosen);
+    // Binding: the constraint most often violated by plans that would rank better.
+    std::map<std::string, int> counts;
+    for (const auto& c : all)
+      if (!c.violations.empty() && better(c, *result.chosen, req.profile.objective))
+        for (const auto& v : c.violations) ++counts[constraint_of(v)];
+    int most = 0;
+    for (const auto& [name, n] : counts)
+      if (n > most) most = n, result.binding = name;
+    return result;
+  }
+
+  // Nothing feasible: per violated constraint, the best plan that violates only it, and how far
+  // the limit would have to move.
+  std::map<std::string, const Candidate*> best_violating_only;
+  for (const auto& c : all) {
+    std::set<std::string> names;
+    for (const auto& v : c.violations) names.insert(constraint_of(v));
+    if (names.size() != 1) continue;
+    const std::string& name = *names.begin();
+    auto it = best_violating_only.find(name);
+    // The smallest relaxation: for each constraint, the plan that violates it least.
+    auto excess = [&](const Candidate& x) {
+      if (name == "device_memory" || name == "max_memory_gib") return x.memory_gib();
+      if (name == "min_decode_tok_s") return -x.tok_s();
+      if (name == "max_ttft_ms") return x.ttft_ms();
+      if (name == "max_loss_points") return x.loss_points();
+      return 0.0;
+    };
+    if (it == best_violating_only.end() || excess(c) < excess(*it->second) ||
+        (excess(c) == excess(*it->second) && better(c, *it->second, req.profile.objective)))
+      best_violating_only[name] = &c;
+  }
+  for (const auto& [name, c] : best_violating_only) {
+    Relaxation r;
+    r.constraint = name;
+    r.message = c->violations.front();
+    r.message += " (with " + describe(c->config) + ", losing about " + fmt(c->loss_points()) + " points)";
+    r.plan = *c;
+    result.relaxations.push_back(std::move(r));
+  }
+  if (result.relaxations.empty()) {
+    Relaxation r;
+    r.constraint = "several";
+    r.message = "no single constraint's relaxation suffices: every configuration violates two or more";
+    result.relaxations.push_back(r);
+  }
+  // Smaller catalog models of the same tokenizer family whose smallest plan fits the device.
+  if (req.catalog) {
+    for (const auto& m : *req.catalog) {
+      if (m.id == model.id || m.tokenizer_family != model.tokenizer_family) continue;
+      if (count_parameters(m.shape).total() >= count_parameters(model.shape).total()) continue;
+      const auto pm = PreparedModel::prepare(m);
+      DeploymentConfig cfg;
+      cfg.weights = WeightFormat::q4_k_m;
+      cfg.kv_type = TensorType::q8_0;
+      cfg.context = std::min(result.context, m.shape.context);
+      cfg.prompt = std::min(result.prompt, cfg.context);
+      const auto e = estimate(pm, prepared_device, cfg);
+      if (e.memory.total_bytes <= prepared_device.usable_bytes)
+        result.smaller_models.push_back(m.id + " (" + fmt(e.memory.total_bytes / k_gib, 2) + " GiB at q4_k_m, " +
+                                        fmt(e.latency.decode_tok_s.mid) + " tok/s)");
+    }
+  }
+  return result;
+}
+
+}  // namespace trilemma::solver

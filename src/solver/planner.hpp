@@ -1,0 +1,78 @@
+// The constraint solver: enumerates the configuration space of one model on one device, drops
+// what violates hard constraints, ranks the rest by the scenario's objective, computes the
+// Pareto front over (decode tok/s, memory, quality loss) and, when nothing is feasible, says
+// per constraint the smallest relaxation that would make a plan feasible.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "devices/device.hpp"
+#include "models/model.hpp"
+#include "solver/estimate.hpp"
+#include "solver/profile.hpp"
+
+namespace trilemma::solver {
+
+// Dimensions pinned from the command line; unset ones are searched.
+struct Pins {
+  std::optional<WeightFormat> weights;
+  std::optional<TensorType> kv;
+  std::optional<KvStrategy> strategy;
+  std::optional<std::uint32_t> window, sinks;
+  std::optional<double> kv_resident_fraction;
+  std::optional<std::string> backend;
+  std::optional<std::uint32_t> threads;
+  std::optional<bool> speculative;          // false = --no-speculative
+  std::optional<DraftKind> draft_kind;
+  std::optional<std::string> draft_model;
+  std::optional<std::uint32_t> draft_len;
+};
+
+struct PlanRequest {
+  const models::Model* model = nullptr;
+  const devices::Device* device = nullptr;
+  Profile profile;
+  std::uint32_t context = 0;  // 0 = the profile's default
+  std::uint32_t prompt = 0;
+  Constraints budgets;        // user budgets, applied on top of the profile's
+  Pins pins;
+  const std::vector<models::Model>* catalog = nullptr;  // draft candidates and smaller-model advice
+};
+
+struct Candidate {
+  DeploymentConfig config;
+  Estimate estimate;
+  std::vector<std::string> violations;  // "max_ttft_ms: 140 > 100"
+  double tok_s() const { return estimate.latency.decode_tok_s.mid; }
+  double ttft_ms() const { return estimate.latency.ttft_ms.mid; }
+  double memory_gib() const { return estimate.memory.total_bytes / 1073741824.0; }
+  double loss_points() const { return estimate.accuracy.points.mid; }
+  double metric(Metric m) const;
+};
+
+struct Relaxation {
+  std::string constraint;  // "max_memory_gib", "device_memory", ...
+  std::string message;     // "needs 5.1 GiB; the device offers 3.6 GiB"
+  std::optional<Candidate> plan;  // the best plan if this constraint were relaxed
+};
+
+struct PlanResult {
+  std::optional<Candidate> chosen;
+  std::vector<Candidate> runners_up;  // next best distinct plans
+  std::vector<Candidate> front;       // Pareto-optimal among device-feasible plans
+  std::string gives_up;               // latency | memory | accuracy | none
+  std::string binding;                // constraint that kept a better plan out, or ""
+  std::vector<Relaxation> relaxations;  // when nothing is feasible
+  std::vector<std::string> smaller_models;  // catalog models of the same family that would fit
+  std::size_t evaluated = 0, feasible = 0;
+  std::uint32_t context = 0, prompt = 0;
+};
+
+Result<PlanResult> plan(const PlanRequest& request);
+
+// The corner of the triangle a plan gives up, against the founding note's thresholds:
+// latency: TTFT < 100 ms and > 20 tok/s; memory: <= 4 GiB; accuracy: loss <= 1 point.
+std::string corner_given_up(const Candidate& c);
+
+}  // namespace trilemma::solver

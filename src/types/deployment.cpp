@@ -1,0 +1,64 @@
+#include "types/deployment.hpp"
+
+#include <array>
+
+namespace trilemma {
+namespace {
+
+constexpr std::array k_strategies = {
+    KvStrategyInfo{KvStrategy::contiguous, "contiguous", "one buffer for the whole context, allocated up front"},
+    KvStrategyInfo{KvStrategy::paged, "paged", "fixed-size pages allocated as the context grows"},
+    KvStrategyInfo{KvStrategy::sliding, "sliding", "keeps the last W positions plus S sink tokens"},
+    KvStrategyInfo{KvStrategy::offload, "offload", "pages beyond a resident budget move to a slower tier"},
+};
+static_assert(static_cast<int>(k_strategies[3].strategy) == 3);
+
+constexpr std::array k_kv_formats = {TensorType::f32, TensorType::f16, TensorType::q8_0, TensorType::q4_0};
+
+constexpr std::array<std::string_view, 4> k_draft_names = {"none", "model", "self", "layers"};
+
+}  // namespace
+
+std::span<const KvStrategyInfo> kv_strategies() { return k_strategies; }
+const KvStrategyInfo& info(KvStrategy s) { return k_strategies[static_cast<std::size_t>(s)]; }
+std::optional<KvStrategy> kv_strategy_from_name(std::string_view name) {
+  for (const auto& row : k_strategies)
+    if (row.name == name) return row.strategy;
+  return std::nullopt;
+}
+
+std::span<const TensorType> kv_formats() { return k_kv_formats; }
+bool is_kv_format(TensorType t) {
+  for (auto f : k_kv_formats)
+    if (f == t) return true;
+  return false;
+}
+
+std::string_view draft_kind_name(DraftKind k) { return k_draft_names[static_cast<std::size_t>(k)]; }
+std::optional<DraftKind> draft_kind_from_name(std::string_view name) {
+  for (std::size_t i = 0; i < k_draft_names.size(); ++i)
+    if (k_draft_names[i] == name) return static_cast<DraftKind>(i);
+  return std::nullopt;
+}
+
+std::string describe(const DeploymentConfig& c) {
+  std::string s = std::string(info(c.weights).name) + " / kv " + std::string(info(c.kv_type).name) + " " +
+                  std::string(info(c.kv_strategy).name);
+  if (c.kv_strategy == KvStrategy::sliding)
+    s += " " + std::to_string(c.window) + (c.sinks ? "+" + std::to_string(c.sinks) : "");
+  if (c.kv_strategy == KvStrategy::offload)
+    s += " " + std::to_string(static_cast<int>(c.kv_resident_fraction * 100 + 0.5)) + "% resident";
+  if (c.speculative.on()) {
+    s += " / spec " + std::string(draft_kind_name(c.speculative.kind));
+    if (c.speculative.kind == DraftKind::model) s += ":" + c.speculative.draft_model;
+    if (c.speculative.kind == DraftKind::self) s += ":" + std::string(info(c.speculative.draft_weights).name);
+    if (c.speculative.kind == DraftKind::layers) s += ":" + std::to_string(c.speculative.draft_layers);
+    s += " g" + std::to_string(c.speculative.draft_len);
+  }
+  s += " / " + c.backend;
+  if (c.threads) s += " x" + std::to_string(c.threads);
+  s += " / ctx " + std::to_string(c.context);
+  return s;
+}
+
+}  // namespace trilemma

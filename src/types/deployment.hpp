@@ -1,0 +1,66 @@
+// One deployment configuration: every choice the solver makes, the plan document records, the
+// emitters translate and the engine runs. Plain data; the planner and engine share it.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "types/tensor_type.hpp"
+#include "types/weight_format.hpp"
+
+namespace trilemma {
+
+// Append at the end: names are persisted in plan documents.
+enum class KvStrategy : std::uint8_t {
+  contiguous,  // one buffer sized for the whole context, allocated up front
+  paged,       // fixed-size pages allocated on demand (vLLM's PagedAttention)
+  sliding,     // keep the last `window` positions (+ `sinks` first tokens, StreamingLLM)
+  offload,     // pages beyond a resident budget live in a slower tier
+};
+
+struct KvStrategyInfo {
+  KvStrategy strategy;
+  std::string_view name;
+  std::string_view summary;
+};
+std::span<const KvStrategyInfo> kv_strategies();
+const KvStrategyInfo& info(KvStrategy strategy);
+std::optional<KvStrategy> kv_strategy_from_name(std::string_view name);
+
+// KV storage formats the planner and engine support (a subset of tensor types).
+std::span<const TensorType> kv_formats();
+bool is_kv_format(TensorType type);
+
+enum class DraftKind : std::uint8_t { none, model, self, layers };
+std::string_view draft_kind_name(DraftKind kind);
+std::optional<DraftKind> draft_kind_from_name(std::string_view name);
+
+struct SpeculativeConfig {
+  DraftKind kind = DraftKind::none;
+  std::string draft_model;         // catalog id when kind == model
+  WeightFormat draft_weights = WeightFormat::q4_0;  // model: its format; self: the lower-bit copy
+  std::uint32_t draft_layers = 0;  // layers: the first k layers of the target
+  std::uint32_t draft_len = 0;     // g, tokens drafted per target pass
+  bool on() const { return kind != DraftKind::none; }
+};
+
+struct DeploymentConfig {
+  WeightFormat weights = WeightFormat::q4_k_m;
+  TensorType kv_type = TensorType::f16;
+  KvStrategy kv_strategy = KvStrategy::contiguous;
+  std::uint32_t window = 0;           // sliding: positions kept
+  std::uint32_t sinks = 0;            // sliding: first tokens kept besides the window
+  double kv_resident_fraction = 1.0;  // offload: share of the KV kept in fast memory
+  std::uint32_t context = 4096;       // tokens
+  std::uint32_t prompt = 512;         // prompt tokens for TTFT
+  std::string backend = "cpu";        // cpu | metal | cuda | vulkan | opencl
+  std::uint32_t threads = 0;
+  SpeculativeConfig speculative;
+};
+
+// "q4_k_m / kv q8_0 sliding 2048+4 / spec model:llama-3.2-1b g4 / cpu x4"
+std::string describe(const DeploymentConfig& config);
+
+}  // namespace trilemma

@@ -1,0 +1,77 @@
+#include "types/weight_format.hpp"
+
+#include <array>
+
+namespace trilemma {
+namespace {
+
+using T = TensorType;
+using L = MoreBitsLayers;
+constexpr std::string_view k_llama_quant = "llama.cpp src/llama-quant.cpp llama_tensor_get_type (simplified)";
+constexpr std::string_view k_plain = "one type for every matrix";
+constexpr std::string_view k_ours = "docs/formats.md (trilemma INT3/INT2 block formats)";
+
+// name, llama.cpp, bulk, attn_v, attn_v_layers, ffn_down, ffn_down_layers, attn_output,
+// ffn_down_rest, attn_v_rest, output, embedding, engine_type, source
+constexpr std::array k_table = {
+    WeightFormatInfo{WeightFormat::f32, "f32", "F32", T::f32, T::f32, L::none, T::f32, L::none, T::f32, T::f32,
+                     T::f32, T::f32, T::f32, T::f32, k_plain},
+    WeightFormatInfo{WeightFormat::bf16, "bf16", "BF16", T::bf16, T::bf16, L::none, T::bf16, L::none, T::bf16,
+                     T::bf16, T::bf16, T::bf16, T::bf16, T::bf16, k_plain},
+    WeightFormatInfo{WeightFormat::f16, "f16", "F16", T::f16, T::f16, L::none, T::f16, L::none, T::f16, T::f16,
+                     T::f16, T::f16, T::f16, T::f16, k_plain},
+    WeightFormatInfo{WeightFormat::q8_0, "q8_0", "Q8_0", T::q8_0, T::q8_0, L::none, T::q8_0, L::none, T::q8_0,
+                     T::q8_0, T::q8_0, T::q8_0, T::q8_0, T::q8_0, k_llama_quant},
+    WeightFormatInfo{WeightFormat::q6_k, "q6_k", "Q6_K", T::q6_k, T::q6_k, L::none, T::q6_k, L::none, T::q6_k,
+                     T::q6_k, T::q6_k, T::q6_k, T::q6_k, std::nullopt, k_llama_quant},
+    WeightFormatInfo{WeightFormat::q5_k_m, "q5_k_m", "Q5_K_M", T::q5_k, T::q6_k, L::llama_use_more_bits, T::q6_k,
+                     L::llama_use_more_bits, T::q5_k, T::q5_k, T::q5_k, T::q6_k, T::q5_k, std::nullopt,
+                     k_llama_quant},
+    WeightFormatInfo{WeightFormat::q4_k_m, "q4_k_m", "Q4_K_M", T::q4_k, T::q6_k, L::llama_use_more_bits, T::q6_k,
+                     L::llama_use_more_bits, T::q4_k, T::q4_k, T::q4_k, T::q6_k, T::q4_k, std::nullopt,
+                     k_llama_quant},
+    WeightFormatInfo{WeightFormat::q4_0, "q4_0", "Q4_0", T::q4_0, T::q4_0, L::none, T::q4_0, L::none, T::q4_0,
+                     T::q4_0, T::q4_0, T::q6_k, T::q4_0, T::q4_0, k_llama_quant},
+    WeightFormatInfo{WeightFormat::q3_k_m, "q3_k_m", "Q3_K_M", T::q3_k, T::q5_k, L::first_two, T::q5_k,
+                     L::first_sixteenth, T::q4_k, T::q4_k, T::q4_k, T::q6_k, T::q3_k, std::nullopt, k_llama_quant},
+    WeightFormatInfo{WeightFormat::q2_k, "q2_k", "Q2_K", T::q2_k, T::q4_k, L::all, T::q3_k, L::all, T::q3_k,
+                     T::q3_k, T::q4_k, T::q6_k, T::q2_k, std::nullopt, k_llama_quant},
+    WeightFormatInfo{WeightFormat::iq2_xs, "iq2_xs", "IQ2_XS", T::iq2_xs, T::q4_k, L::all, T::iq3_xxs, L::all,
+                     T::iq3_xxs, T::iq3_xxs, T::q4_k, T::q5_k, T::iq2_xs, std::nullopt, k_llama_quant},
+    WeightFormatInfo{WeightFormat::int3, "int3", "", T::tq3_t, T::tq3_t, L::none, T::tq3_t, L::none, T::tq3_t,
+                     T::tq3_t, T::tq3_t, T::q8_0, T::tq3_t, T::tq3_t, k_ours},
+    WeightFormatInfo{WeightFormat::int2, "int2", "", T::tq2_t, T::tq2_t, L::none, T::tq2_t, L::none, T::tq2_t,
+                     T::tq2_t, T::tq2_t, T::q8_0, T::tq2_t, T::tq2_t, k_ours},
+};
+
+constexpr bool in_enum_order() {
+  for (std::size_t i = 0; i < k_table.size(); ++i)
+    if (static_cast<std::size_t>(k_table[i].format) != i) return false;
+  return true;
+}
+static_assert(in_enum_order(), "weight format table must list formats in enum order");
+
+}  // namespace
+
+std::span<const WeightFormatInfo> weight_formats() { return k_table; }
+const WeightFormatInfo& info(WeightFormat f) { return k_table[static_cast<std::size_t>(f)]; }
+
+std::optional<WeightFormat> weight_format_from_name(std::string_view name) {
+  for (const auto& row : k_table)
+    if (row.name == name) return row.format;
+  return std::nullopt;
+}
+
+bool selects_layer(MoreBitsLayers rule, std::uint32_t i, std::uint32_t n) {
+  switch (rule) {
+    case MoreBitsLayers::none: return false;
+    case MoreBitsLayers::llama_use_more_bits:
+      return i < n / 8 || i >= 7 * n / 8 || (i >= n / 8 && (i - n / 8) % 3 == 2);
+    case MoreBitsLayers::first_sixteenth: return i < n / 16;
+    case MoreBitsLayers::first_two: return i < 2;
+    case MoreBitsLayers::all: return true;
+  }
+  return false;
+}
+
+}  // namespace trilemma

@@ -1,0 +1,54 @@
+// Weight formats as a deployment chooses them: a recipe that assigns a tensor type to every
+// tensor of a model, after llama.cpp's quantizer (src/llama-quant.cpp, llama_tensor_get_type):
+// most matrices take the bulk type; attn_v and ffn_down of some layers keep more bits; the
+// classifier keeps more still. The engine runs the formats whose `engine_type` is set.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string_view>
+
+#include "types/tensor_type.hpp"
+
+namespace trilemma {
+
+// Append at the end: names are persisted in plan documents and emitted configs.
+enum class WeightFormat : std::uint8_t {
+  f32, bf16, f16, q8_0, q6_k, q5_k_m, q4_k_m, q4_0, q3_k_m, q2_k, iq2_xs, int3, int2,
+};
+
+// Which layers of a role get the `more_bits` type.
+enum class MoreBitsLayers : std::uint8_t {
+  none,
+  llama_use_more_bits,  // i < n/8 || i >= 7n/8 || (i - n/8) % 3 == 2   (llama.cpp use_more_bits)
+  first_sixteenth,      // i < n/16
+  first_two,            // i < 2
+  all,
+};
+
+struct WeightFormatInfo {
+  WeightFormat format;
+  std::string_view name;         // "q4_k_m": flags, YAML, plan documents
+  std::string_view llama_cpp;    // llama-quantize ftype name, "Q4_K_M"; empty when not a llama.cpp type
+  TensorType bulk;               // q, k, gate, up (and the rest unless a rule below says otherwise)
+  TensorType attn_v;             // attn_v in the layers `attn_v_layers` selects
+  MoreBitsLayers attn_v_layers;
+  TensorType ffn_down;           // ffn_down in the layers `ffn_down_layers` selects
+  MoreBitsLayers ffn_down_layers;
+  TensorType attn_output;        // attn_output, all layers
+  TensorType ffn_down_rest;      // ffn_down in the other layers
+  TensorType attn_v_rest;        // attn_v in the other layers
+  TensorType output;             // classifier
+  TensorType embedding;          // token_embd
+  std::optional<TensorType> engine_type;  // what trilemma's engine runs for this format
+  std::string_view source;
+};
+
+std::span<const WeightFormatInfo> weight_formats();
+const WeightFormatInfo& info(WeightFormat format);
+std::optional<WeightFormat> weight_format_from_name(std::string_view name);
+
+// Layer selection rule, as llama.cpp applies it.
+bool selects_layer(MoreBitsLayers rule, std::uint32_t layer, std::uint32_t layers);
+
+}  // namespace trilemma

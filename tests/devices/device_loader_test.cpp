@@ -1,0 +1,116 @@
+#include <catch2/catch.hpp>
+
+#include <regex>
+#include <set>
+
+#include "devices/device_db.hpp"
+#include "devices/device_loader.hpp"
+
+using namespace trilemma;
+
+namespace {
+
+const std::string k_valid = R"(id: test-board
+name: Test Board
+vendor: Nobody
+class: board
+memory:
+  ram_options_gib: [4, 8]
+  default_ram_gib: 8
+  unified: true
+  type: LPDDR4X-4267
+  peak_bandwidth_gbps: 17.1
+  bandwidth_basis: derived
+cpu:
+  isa: arm64
+  clusters:
+    - kind: performance
+      cores: 4
+      core: Cortex-A76
+      clock_ghz: 2.4
+      fp32_flops_per_cycle: 16
+backends: [cpu]
+sources:
+  - fields: [memory]
+    url: https://example.org/spec
+)";
+
+std::string replace(std::string text, const std::string& from, const std::string& to) {
+  const auto pos = text.find(from);
+  REQUIRE(pos != std::string::npos);
+  return text.replace(pos, from.size(), to);
+}
+
+// Parses `text` and expects an error whose message names `field` at a line.
+void expect_error(const std::string& text, const std::string& field) {
+  auto d = devices::parse_device(text, "devices/test-board.yaml", "test-board");
+  REQUIRE_FALSE(d.ok());
+  const std::string msg = d.error().to_string();
+  CAPTURE(msg);
+  CHECK(msg.rfind("devices/test-board.yaml:", 0) == 0);
+  CHECK(msg.find(field) != std::string::npos);
+  CHECK(d.error().kind == ErrorKind::input);
+}
+
+}  // namespace
+
+TEST_CASE("devices::parse_device: a valid file", "[devices]") {
+  auto d = devices::parse_device(k_valid, "devices/test-board.yaml", "test-board");
+  REQUIRE(d.ok());
+  CHECK(d->cpu_peak_gflops() == Approx(4 * 2.4 * 16));
+  CHECK(d->peak_bandwidth_gbps == 17.1);
+}
+
+TEST_CASE("devices::parse_device: one fixture per failure class names file, line and field", "[devices]") {
+  SECTION("malformed syntax") {
+    auto d = devices::parse_device("id: [unclosed\n", "devices/x.yaml", "x");
+    REQUIRE_FALSE(d.ok());
+    CHECK(std::regex_search(d.error().to_string(), std::regex("^devices/x.yaml:\\d+:\\d+: malformed YAML")));
+  }
+  SECTION("wrong type") { expect_error(replace(k_valid, "peak_bandwidth_gbps: 17.1", "peak_bandwidth_gbps: fast"), "memory.peak_bandwidth_gbps: expected a number"); }
+  SECTION("missing field") { expect_error(replace(k_valid, "  peak_bandwidth_gbps: 17.1\n", ""), "memory.peak_bandwidth_gbps: required field is missing"); }
+  SECTION("negative value") { expect_error(replace(k_valid, "peak_bandwidth_gbps: 17.1", "peak_bandwidth_gbps: -5"), "memory.peak_bandwidth_gbps: must be > 0, got -5"); }
+  SECTION("zero value") { expect_error(replace(k_valid, "clock_ghz: 2.4", "clock_ghz: 0"), "cpu.clusters[0].clock_ghz: must be > 0"); }
+  SECTION("unknown key") { expect_error(replace(k_valid, "vendor: Nobody", "vendor: Nobody\nvendr: typo"), "vendr: unknown key"); }
+  SECTION("bad enum") { expect_error(replace(k_valid, "class: board", "class: toaster"), "class: unknown value 'toaster'"); }
+  SECTION("unknown backend") { expect_error(replace(k_valid, "backends: [cpu]", "backends: [cpu, warp]"), "backends[1]: unknown backend"); }
+  SECTION("id does not match the file") { expect_error(replace(k_valid, "id: test-board", "id: other-board"), "does not match the file name"); }
+  SECTION("id not hyphenated") { expect_error(replace(k_valid, "id: test-board", "id: Test_Board"), "not a lowercase hyphenated id"); }
+  SECTION("source without url or basis") { expect_error(replace(k_valid, "    url: https://example.org/spec\n", "    note: trust me\n"), "a source needs a url or a basis"); }
+  SECTION("not a mapping") { expect_error("- just\n- a list\n", "expected a mapping"); }
+}
+
+TEST_CASE("devices::builtin_devices: the database loads, 35+ devices from MCU to GPU", "[devices]") {
+  auto all = devices::builtin_devices();
+  REQUIRE(all.ok());
+  CHECK(all->size() >= 35);
+  std::set<std::string> classes, ids;
+  for (const auto& d : *all) {
+    CAPTURE(d.id);
+    classes.insert(d.device_class);
+    CHECK(ids.insert(d.id).second);
+    CHECK(d.peak_bandwidth_gbps > 0);
+    CHECK(devices::usable_memory_gib(d) > 0);
+    CHECK(devices::usable_memory_gib(d) < d.ram_gib);
+    CHECK_FALSE(d.sources.empty());
+  }
+  for (const char* c : {"phone", "laptop", "desktop", "board", "module", "mcu", "gpu"}) CHECK(classes.count(c) == 1);
+}
+
+TEST_CASE("devices::resolve_device: unknown ids suggest the closest", "[devices]") {
+  auto d = devices::resolve_device("raspberry-pi-6");
+  REQUIRE_FALSE(d.ok());
+  CHECK(d.error().message.find("raspberry-pi-5") != std::string::npos);
+  CHECK(devices::resolve_device("raspberry-pi-5").ok());
+}
+
+TEST_CASE("devices::device_to_yaml: a written profile reads back", "[devices]") {
+  auto d = devices::parse_device(k_valid, "devices/test-board.yaml", "test-board");
+  REQUIRE(d.ok());
+  d->calibration = devices::Calibration{"test fit", {{"q4_0", 0.8}}, 0.5, 0.2};
+  auto back = devices::parse_device(devices::device_to_yaml(*d), "round-trip", "");
+  REQUIRE(back.ok());
+  CHECK(back->peak_bandwidth_gbps == d->peak_bandwidth_gbps);
+  REQUIRE(back->calibration);
+  CHECK(back->calibration->bandwidth_fraction.at(0).second == 0.8);
+}

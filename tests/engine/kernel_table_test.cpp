@@ -1,0 +1,168 @@
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdlib>
+#include <random>
+#include <vector>
+
+#include "engine/quant/blocks.hpp"
+#include "engine/quant/fp16.hpp"
+#include "engine/quant/kernel_table.hpp"
+
+using namespace trilemma;
+using namespace trilemma::engine;
+
+namespace {
+
+std::vector<float> normal(std::size_t n, std::uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  std::vector<float> v(n);
+  for (auto& x : v) x = dist(rng);
+  return v;
+}
+
+struct Encoded {
+  std::vector<std::byte> bytes;
+  std::vector<float> decoded;
+};
+
+Encoded encode(TensorType type, const std::vector<float>& x) {
+  const FormatKernels* k = find_kernels(type);
+  Encoded e{std::vector<std::byte>(tensor_bytes(type, x.size())), std::vector<float>(x.size())};
+  k->quantize(x.data(), e.bytes.data(), std::int64_t(x.size()));
+  k->dequantize(e.bytes.data(), e.decoded.data(), std::int64_t(x.size()));
+  return e;
+}
+
+std::vector<Isa> compiled_isas() {
+  std::vector<Isa> out;
+  if (detect_isa() != Isa::scalar) out.push_back(detect_isa());
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("quant::format_kernels: block structs match the shared tensor-type table", "[quant]") {
+  CHECK(info(TensorType::q8_0).block_bytes == sizeof(BlockQ8_0));
+  CHECK(info(TensorType::q4_0).block_bytes == sizeof(BlockQ4_0));
+  CHECK(info(TensorType::q4_k).block_bytes == sizeof(BlockQ4K));
+  CHECK(info(TensorType::q5_k).block_bytes == sizeof(BlockQ5K));
+  CHECK(info(TensorType::q6_k).block_bytes == sizeof(BlockQ6K));
+  CHECK(info(TensorType::tq3_t).block_bytes == sizeof(BlockTq3));
+  CHECK(info(TensorType::tq2_t).block_bytes == sizeof(BlockTq2));
+  CHECK(info(TensorType::tq3_t).block_elems == k_qk_t);
+  for (const auto& row : format_kernels()) {
+    CAPTURE(info(row.weight).name);
+    CHECK(info(row.weight).block_elems % info(row.activation).block_elems == 0);
+  }
+}
+
+TEST_CASE("quant::format_kernels: every SIMD column matches its _ref twin on 1, 2, 3 and 128 blocks", "[quant]") {
+  const auto isas = compiled_isas();
+  for (const auto& row : format_kernels()) {
+    const std::uint32_t block = info(row.weight).block_elems;
+    const auto* act = find_kernels(row.activation);
+    REQUIRE(act != nullptr);
+    std::vector<std::int64_t> lengths;
+    for (int blocks : {1, 2, 3, 128}) lengths.push_back(std::int64_t(blocks) * block);
+    if (block == 1) lengths.insert(lengths.end(), {7, 8, 9, 37, 1000});  // float tails
+    for (const std::int64_t n : lengths) {
+      const std::uint32_t seed = 1234u + std::uint32_t(n);
+      CAPTURE(info(row.weight).name, n, seed);
+      const Encoded w = encode(row.weight, normal(std::size_t(n), seed));
+      const Encoded a = encode(row.activation, normal(std::size_t(n), seed + 1));
+      double exact = 0, magnitude = 0;
+      for (std::int64_t i = 0; i < n; ++i) {
+        exact += double(w.decoded[i]) * a.decoded[i];
+        magnitude += std::fabs(double(w.decoded[i]) * a.decoded[i]);
+      }
+      const float ref = row.dot_ref(w.bytes.data(), a.bytes.data(), n);
+      // The reference dot is the dot of the dequantized rows (float rounding aside).
+      CHECK(std::fabs(ref - exact) <= 1e-5 * magnitude + 1e-6);
+      for (const Isa isa : isas) {
+        if (dot_isa(row, isa) == Isa::scalar) continue;
+        CAPTURE(isa_name(isa));
+        const float simd = select_dot(row, isa)(w.bytes.data(), a.bytes.data(), n);
+        CHECK(std::fabs(simd - ref) <= row.dot_tolerance * magnitude + 1e-6);
+      }
+    }
+  }
+}
+
+TEST_CASE("quant::format_kernels: round-trip rms error stays within each row's bound", "[quant]") {
+  for (const auto& row : format_kernels()) {
+    const std::int64_t n = 128 * 256;
+    const auto x = normal(std::size_t(n), 77);
+    CAPTURE(info(row.weight).name);
+    const Encoded e = encode(row.weight, x);
+    double err = 0, ref = 0;
+    for (std::int64_t i = 0; i < n; ++i) {
+      err += double(x[i] - e.decoded[i]) * (x[i] - e.decoded[i]);
+      ref += double(x[i]) * x[i];
+    }
+    const double rel_rms = std::sqrt(err / ref);
+    CAPTURE(rel_rms);
+    CHECK(rel_rms <= row.roundtrip_rms);
+    if (row.roundtrip_rms == 0.0f) CHECK(err == 0.0);
+  }
+}
+
+TEST_CASE("quant::q8_0 / q4_0: per-element error bounds and ggml's scale rules", "[quant]") {
+  const auto x = normal(32 * 64, 5);
+  const Encoded q8 = encode(TensorType::q8_0, x);
+  const Encoded q4 = encode(TensorType::q4_0, x);
+  for (std::size_t b = 0; b < x.size() / 32; ++b) {
+    float amax = 0, max = 0;
+    for (std::size_t j = 0; j < 32; ++j)
+      if (std::fabs(x[32 * b + j]) > amax) amax = std::fabs(x[32 * b + j]), max = x[32 * b + j];
+    const auto* b8 = reinterpret_cast<const BlockQ8_0*>(q8.bytes.data()) + b;
+    const auto* b4 = reinterpret_cast<const BlockQ4_0*>(q4.bytes.data()) + b;
+    CHECK(b8->d == fp32_to_fp16(amax / 127.0f));
+    CHECK(b4->d == fp32_to_fp16(max / -8.0f));
+    for (std::size_t j = 0; j < 32; ++j) {
+      const std::size_t i = 32 * b + j;
+      CHECK(std::fabs(x[i] - q8.decoded[i]) <= amax / 127.0f * (0.5f + 127.0f / 2048.0f));
+      CHECK(std::fabs(x[i] - q4.decoded[i]) <= amax / 8.0f * (1.0f + 16.0f / 2048.0f));
+    }
+  }
+}
+
+TEST_CASE("quant::tq3_t / tq2_t: error at most half a step plus fp16 rounding of the scales", "[quant]") {
+  const auto x = normal(64 * 64, 9);
+  for (const auto& [type, levels] : {std::pair{TensorType::tq3_t, 7}, std::pair{TensorType::tq2_t, 3}}) {
+    CAPTURE(info(type).name);
+    const Encoded e = encode(type, x);
+    for (std::size_t b = 0; b < x.size() / 64; ++b) {
+      float lo = x[64 * b], hi = x[64 * b];
+      for (std::size_t j = 0; j < 64; ++j) lo = std::min(lo, x[64 * b + j]), hi = std::max(hi, x[64 * b + j]);
+      const float step = (hi - lo) / float(levels);
+      for (std::size_t j = 0; j < 64; ++j) {
+        const std::size_t i = 64 * b + j;
+        CHECK(std::fabs(x[i] - e.decoded[i]) <= step * (0.5f + float(levels) / 1024.0f) + (std::fabs(lo) + std::fabs(hi)) / 1024.0f);
+      }
+    }
+  }
+}
+
+TEST_CASE("quant::fp16: round to nearest even, as ggml", "[quant]") {
+  CHECK(fp32_to_fp16(1.0f) == 0x3C00);
+  CHECK(fp32_to_fp16(65504.0f) == 0x7BFF);
+  CHECK(fp32_to_fp16(1e6f) == 0x7C00);                  // overflow -> inf
+  CHECK(fp32_to_fp16(std::ldexp(1.0f, -24)) == 0x0001);  // smallest subnormal
+  CHECK(fp32_to_fp16(1.0f + std::ldexp(1.0f, -11)) == 0x3C00);      // tie -> even
+  CHECK(fp32_to_fp16(1.0f + 3 * std::ldexp(1.0f, -11)) == 0x3C02);  // tie -> even
+  for (std::uint32_t h = 0; h < 0x7C00; ++h) REQUIRE(fp32_to_fp16(fp16_to_fp32(std::uint16_t(h))) == h);
+  CHECK(fp32_to_bf16(1.0f) == 0x3F80);
+  CHECK(bf16_to_fp32(0x3F80) == 1.0f);
+}
+
+TEST_CASE("quant::detect_isa: force_scalar and TRILEMMA_FORCE_SCALAR pick the _ref column", "[quant]") {
+  CHECK(detect_isa(true) == Isa::scalar);
+  ::setenv("TRILEMMA_FORCE_SCALAR", "1", 1);
+  CHECK(detect_isa() == Isa::scalar);
+  ::unsetenv("TRILEMMA_FORCE_SCALAR");
+  const FormatKernels* q8 = find_kernels(TensorType::q8_0);
+  CHECK(select_dot(*q8, Isa::scalar) == q8->dot_ref);
+  CHECK(find_kernels(TensorType::q4_1) == nullptr);
+}

@@ -1,0 +1,87 @@
+#include <catch2/catch.hpp>
+
+#include "models/catalog.hpp"
+#include "models/hf_config.hpp"
+
+using namespace trilemma;
+
+TEST_CASE("models::builtin_models: 20+ models whose counts match the publishers'", "[models]") {
+  auto all = models::builtin_models();
+  REQUIRE(all.ok());
+  CHECK(all->size() >= 20);
+  for (const auto& m : *all) {
+    CAPTURE(m.id);
+    REQUIRE(m.published_total);
+    const double ratio = count_parameters(m.shape).total() / *m.published_total;
+    // Llama-2-7B is published as "7B" for 6.74B parameters; everything else is within 2%.
+    CHECK(ratio == Approx(1.0).margin(m.id == "llama-2-7b" ? 0.04 : 0.02));
+    CHECK_FALSE(m.sources.empty());
+  }
+}
+
+TEST_CASE("models::resolve_model: unknown names are an input error with suggestions", "[models]") {
+  auto m = models::resolve_model("llama-3.2");
+  REQUIRE_FALSE(m.ok());
+  CHECK(m.error().kind == ErrorKind::input);
+  CHECK(m.error().message.find("llama-3.2-1b") != std::string::npos);
+}
+
+TEST_CASE("models::parse_hf_config: a Qwen2.5-0.5B config.json", "[models]") {
+  const std::string json = R"({"architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2",
+    "hidden_size": 896, "intermediate_size": 4864, "num_attention_heads": 14, "num_hidden_layers": 24,
+    "num_key_value_heads": 2, "vocab_size": 151936, "max_position_embeddings": 32768,
+    "rope_theta": 1000000.0, "tie_word_embeddings": true, "use_sliding_window": false, "sliding_window": 32768})";
+  auto m = models::parse_hf_config(json, "qwen/config.json");
+  REQUIRE(m.ok());
+  CHECK(m->shape.head_dim == 64);
+  CHECK(m->shape.attention_bias);
+  CHECK(m->shape.rope_layout == RopeLayout::neox);
+  CHECK(m->shape.sliding_window == 0);
+  CHECK(count_parameters(m->shape).total() == Approx(0.494e9).epsilon(0.01));
+}
+
+TEST_CASE("models::parse_hf_config: bad input names the key", "[models]") {
+  SECTION("malformed JSON") {
+    auto m = models::parse_hf_config("{\"hidden_size\": 12", "c.json");
+    REQUIRE_FALSE(m.ok());
+    CHECK(m.error().to_string().find("c.json:byte") == 0);
+  }
+  SECTION("missing key") {
+    auto m = models::parse_hf_config(R"({"hidden_size": 64, "num_attention_heads": 8, "vocab_size": 10, "max_position_embeddings": 16})", "c.json");
+    REQUIRE_FALSE(m.ok());
+    CHECK(m.error().where == "num_hidden_layers");
+  }
+  SECTION("wrong type") {
+    auto m = models::parse_hf_config(R"({"num_hidden_layers": "many", "hidden_size": 64})", "c.json");
+    REQUIRE_FALSE(m.ok());
+    CHECK(m.error().message.find("whole number") != std::string::npos);
+  }
+  SECTION("impossible shape") {
+    auto m = models::parse_hf_config(R"({"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 8,
+      "num_key_value_heads": 3, "vocab_size": 10, "max_position_embeddings": 16, "intermediate_size": 32})", "c.json");
+    REQUIRE_FALSE(m.ok());
+    CHECK(m.error().message.find("kv_heads") != std::string::npos);
+  }
+}
+
+TEST_CASE("models::parse_model_yaml: unknown keys and bad shapes are refused", "[models]") {
+  const std::string base = R"(id: tiny
+name: Tiny
+publisher: Test
+architecture: llama
+tokenizer_family: test
+shape: {layers: 2, hidden: 64, heads: 8, kv_heads: 4, head_dim: 8, ffn: 128, vocab: 100, tied_embeddings: true,
+        context: 128, rope_theta: 10000, rope_layout: adjacent, attention_bias: false, ffn_gated: true}
+params: {published_total: 1.0e+5, source: https://example.org}
+sources: [{fields: [shape], url: https://example.org}]
+)";
+  REQUIRE(models::parse_model_yaml(base, "models/tiny.yaml", "tiny").ok());
+  auto typo = models::parse_model_yaml(base + "notez: x\n", "models/tiny.yaml", "tiny");
+  REQUIRE_FALSE(typo.ok());
+  CHECK(typo.error().message == "notez: unknown key");
+  std::string bad = base;
+  bad.replace(bad.find("kv_heads: 4"), 11, "kv_heads: 3");
+  auto shape = models::parse_model_yaml(bad, "models/tiny.yaml", "tiny");
+  REQUIRE_FALSE(shape.ok());
+  CHECK(shape.error().message.find("shape.kv_heads") != std::string::npos);
+}

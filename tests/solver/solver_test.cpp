@@ -1,0 +1,175 @@
+#include <catch2/catch.hpp>
+
+#include "devices/device_db.hpp"
+#include "models/catalog.hpp"
+#include "solver/plan_document.hpp"
+#include "solver/planner.hpp"
+
+using namespace trilemma;
+
+namespace {
+
+struct Fixture {
+  std::vector<models::Model> catalog = models::builtin_models().value();
+  const models::Model& model(const std::string& id) {
+    for (const auto& m : catalog)
+      if (m.id == id) return m;
+    FAIL("no model " << id);
+    return catalog.front();
+  }
+};
+
+Result<solver::PlanResult> plan_for(Fixture& f, const std::string& model, const devices::Device& device,
+                                    const std::string& scenario, solver::Pins pins = {}) {
+  solver::PlanRequest req;
+  req.model = &f.model(model);
+  req.device = &device;
+  req.profile = solver::resolve_profile(scenario).value();
+  req.catalog = &f.catalog;
+  req.pins = pins;
+  return solver::plan(req);
+}
+
+}  // namespace
+
+TEST_CASE("solver::profiles: the three scenarios load", "[solver]") {
+  auto all = solver::builtin_profiles();
+  REQUIRE(all.ok());
+  REQUIRE(all->size() == 3);
+  CHECK_FALSE(solver::resolve_profile("fastest").ok());
+}
+
+TEST_CASE("solver::plan: each scenario keeps its corner on a laptop", "[solver]") {
+  Fixture f;
+  const auto device = devices::resolve_device("apple-m1").value();
+  auto latency = plan_for(f, "qwen2.5-0.5b", device, "latency");
+  REQUIRE(latency.ok());
+  REQUIRE(latency->chosen);
+  CHECK(latency->chosen->tok_s() >= 20);
+  CHECK(latency->chosen->ttft_ms() <= 100);
+
+  auto memory = plan_for(f, "qwen2.5-0.5b", device, "memory");
+  REQUIRE(memory.ok());
+  REQUIRE(memory->chosen);
+  CHECK(memory->chosen->memory_gib() <= 4);
+  // Memory-first takes the smallest footprint within its 10% tolerance, then accuracy.
+  CHECK(memory->chosen->memory_gib() <= 1.1 * latency->chosen->memory_gib());
+
+  auto accuracy = plan_for(f, "qwen2.5-0.5b", device, "accuracy");
+  REQUIRE(accuracy.ok());
+  REQUIRE(accuracy->chosen);
+  const auto w = accuracy->chosen->config.weights;
+  CHECK((w == WeightFormat::f16 || w == WeightFormat::bf16 || w == WeightFormat::q8_0 || w == WeightFormat::f32));
+  CHECK(accuracy->chosen->loss_points() <= latency->chosen->loss_points());
+  CHECK(accuracy->chosen->loss_points() <= memory->chosen->loss_points());
+}
+
+TEST_CASE("solver::plan: the Pareto front has no dominated plan", "[solver]") {
+  Fixture f;
+  const auto device = devices::resolve_device("raspberry-pi-5").value();
+  auto r = plan_for(f, "qwen2.5-1.5b", device, "memory");
+  REQUIRE(r.ok());
+  REQUIRE(r->front.size() >= 3);
+  for (const auto& a : r->front)
+    for (const auto& b : r->front) {
+      const bool dominates = a.tok_s() >= b.tok_s() && a.memory_gib() <= b.memory_gib() &&
+                             a.loss_points() <= b.loss_points() &&
+                             (a.tok_s() > b.tok_s() || a.memory_gib() < b.memory_gib() || a.loss_points() < b.loss_points());
+      CHECK_FALSE(dominates);
+    }
+}
+
+TEST_CASE("solver::plan: nothing fits -> per-constraint relaxations and smaller models", "[solver]") {
+  Fixture f;
+  const auto device = devices::resolve_device("raspberry-pi-4").value();  // 4 GiB default RAM
+  auto r = plan_for(f, "llama-3.1-8b", device, "accuracy");
+  REQUIRE(r.ok());
+  CHECK_FALSE(r->chosen);
+  REQUIRE_FALSE(r->relaxations.empty());
+  bool memory_named = false;
+  for (const auto& x : r->relaxations) memory_named |= x.constraint == "device_memory";
+  CHECK(memory_named);
+  CHECK_FALSE(r->smaller_models.empty());
+  CHECK(r->smaller_models.front().rfind("llama-3.2-", 0) == 0);
+}
+
+TEST_CASE("solver::plan: pins reduce the search to one configuration", "[solver]") {
+  Fixture f;
+  const auto device = devices::resolve_device("apple-m2").value();
+  solver::Pins p;
+  p.weights = WeightFormat::q4_0;
+  p.kv = TensorType::q8_0;
+  p.strategy = KvStrategy::contiguous;
+  p.speculative = false;
+  p.backend = "cpu";
+  p.threads = 4;
+  auto r = plan_for(f, "llama-3.2-1b", device, "latency", p);
+  REQUIRE(r.ok());
+  CHECK(r->evaluated == 1);
+}
+
+TEST_CASE("solver::estimate: Mixtral memory uses total parameters, speed uses active", "[solver]") {
+  Fixture f;
+  const auto device = devices::resolve_device("apple-m2-ultra").value();
+  const auto mixtral = solver::PreparedModel::prepare(f.model("mixtral-8x7b"));
+  const auto pd = solver::PreparedDevice::prepare(device);
+  DeploymentConfig c;
+  c.weights = WeightFormat::f16;
+  c.context = 4096;
+  const auto e = solver::estimate(mixtral, pd, c);
+  CHECK(e.memory.weights_bytes == Approx(46.7e9 * 2).epsilon(0.01));
+  // A token reads ~12.9B parameters (two experts and the shared layers), not 46.7B.
+  CHECK(e.latency.bytes_per_token < 0.3 * e.memory.weights_bytes);
+  CHECK(e.latency.bytes_per_token > 0.25 * e.memory.weights_bytes);
+}
+
+TEST_CASE("solver::estimate: speculative decoding adds the draft's memory and speeds decode", "[solver]") {
+  Fixture f;
+  const auto device = devices::resolve_device("apple-m1").value();
+  const auto target = solver::PreparedModel::prepare(f.model("llama-3.1-8b"));
+  const auto draft = solver::PreparedModel::prepare(f.model("llama-3.2-1b"));
+  const auto pd = solver::PreparedDevice::prepare(device);
+  DeploymentConfig plain;
+  plain.backend = "metal";  // GPU: verifying g+1 tokens costs about one memory-bound step
+  plain.weights = WeightFormat::q8_0;
+  plain.context = 2048;
+  DeploymentConfig spec = plain;
+  spec.speculative = {DraftKind::model, "llama-3.2-1b", WeightFormat::q8_0, 0, 5};
+  const auto a = solver::estimate(target, pd, plain);
+  const auto b = solver::estimate(target, pd, spec, &draft);
+  CHECK(b.memory.draft_bytes > draft.bytes(WeightFormat::q8_0).total);
+  CHECK(b.latency.decode_tok_s.mid > a.latency.decode_tok_s.mid);
+  CHECK(b.accuracy.points.mid == a.accuracy.points.mid);  // verification keeps the target's output
+}
+
+TEST_CASE("solver::plan_document: round trip and refusal of bad documents", "[solver]") {
+  Fixture f;
+  const auto device = devices::resolve_device("apple-m2").value();
+  auto r = plan_for(f, "llama-3.2-1b", device, "memory");
+  REQUIRE(r.ok());
+  REQUIRE(r->chosen);
+  const auto profile = solver::resolve_profile("memory").value();
+  const auto doc = solver::plan_to_json(*r, f.model("llama-3.2-1b"), device, profile);
+  CHECK(doc["schema_version"] == solver::k_plan_schema_version);
+  auto back = solver::parse_plan_document(doc.dump(), "plan.json");
+  REQUIRE(back.ok());
+  CHECK(describe(back->config) == describe(r->chosen->config));
+  CHECK(back->model == "llama-3.2-1b");
+
+  auto future = doc;
+  future["schema_version"] = solver::k_plan_schema_version + 1;
+  auto f1 = solver::parse_plan_document(future.dump(), "plan.json");
+  REQUIRE_FALSE(f1.ok());
+  CHECK(f1.error().where == "schema_version");
+  CHECK(f1.error().message.find("newer") != std::string::npos);
+
+  auto bad_format = doc;
+  bad_format["chosen"]["config"]["weights"] = "q9_9";
+  auto f2 = solver::parse_plan_document(bad_format.dump(), "plan.json");
+  REQUIRE_FALSE(f2.ok());
+  CHECK(f2.error().where == "chosen.config.weights");
+
+  auto f3 = solver::parse_plan_document("{\"schema\": \"trilemma.plan\", ", "plan.json");
+  REQUIRE_FALSE(f3.ok());
+  CHECK(f3.error().message == "malformed JSON");
+}
