@@ -4,8 +4,19 @@
 
 namespace trilemma::engine {
 namespace {
-constexpr int k_spin_iterations = 200000;  // ~0.1-1 ms of spinning before sleeping
+constexpr int k_spin_before_yield = 2000;     // a few microseconds of pure spinning
+constexpr int k_yield_before_sleep = 20000;   // then yields, then sleep on the condition variable
+
+// Spins, then yields, until done() holds or the budget runs out; returns done().
+template <class Done>
+bool wait_briefly(Done done, int budget) {
+  for (int i = 0; i < budget; ++i) {
+    if (done()) return true;
+    if (i >= k_spin_before_yield) std::this_thread::yield();
+  }
+  return done();
 }
+}  // namespace
 
 ThreadPool::ThreadPool(int threads) {
   if (threads <= 0) threads = int(std::max(1u, std::thread::hardware_concurrency()));
@@ -33,11 +44,10 @@ void ThreadPool::run_chunks() {
 void ThreadPool::worker_loop() {
   std::uint64_t seen = 0;
   for (;;) {
-    int spins = 0;
-    while (m_generation.load(std::memory_order_acquire) == seen) {
-      if (++spins < k_spin_iterations) continue;
+    const auto has_job = [&] { return m_generation.load(std::memory_order_acquire) != seen; };
+    if (!wait_briefly(has_job, k_spin_before_yield + k_yield_before_sleep)) {
       std::unique_lock lock(m_mutex);
-      m_wake.wait(lock, [&] { return m_generation.load() != seen; });
+      m_wake.wait(lock, has_job);
     }
     seen = m_generation.load(std::memory_order_acquire);
     if (m_stop) return;
@@ -65,7 +75,7 @@ void ThreadPool::parallel_for(std::int64_t n, std::int64_t grain,
   }
   m_wake.notify_all();
   run_chunks();
-  while (m_active.load(std::memory_order_acquire) != 0) {
+  while (!wait_briefly([&] { return m_active.load(std::memory_order_acquire) == 0; }, k_spin_before_yield + k_yield_before_sleep)) {
   }
 }
 

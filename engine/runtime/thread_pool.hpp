@@ -1,6 +1,8 @@
 // A fixed pool of worker threads that run one parallel_for at a time. The calling thread
 // works too, so a pool of n threads starts n - 1 workers. Workers spin briefly between jobs
-// (decode issues ~4 parallel regions per layer, a few microseconds apart) and then sleep.
+// (decode issues ~5 parallel regions per layer, microseconds apart), yielding the core after
+// a short spin so that an oversubscribed machine (another process on a core) does not stall a
+// job for a whole scheduler tick, and sleep when no job comes for a while.
 #pragma once
 #include <atomic>
 #include <condition_variable>
@@ -31,13 +33,14 @@ class ThreadPool {
   std::vector<std::thread> m_workers;
   std::mutex m_mutex;
   std::condition_variable m_wake;
-  std::atomic<std::uint64_t> m_generation{0};
-  std::atomic<int> m_active{0};  // workers still inside the current job
+  // Separate cache lines: the chunk counter is hammered while the caller polls m_active.
+  alignas(64) std::atomic<std::uint64_t> m_generation{0};
+  alignas(64) std::atomic<int> m_active{0};  // workers still inside the current job
+  alignas(64) std::atomic<std::int64_t> m_next{0};
   std::atomic<bool> m_stop{false};
   // The current job.
   const std::function<void(std::int64_t, std::int64_t)>* m_fn = nullptr;
   std::int64_t m_n = 0, m_grain = 1;
-  std::atomic<std::int64_t> m_next{0};
 };
 
 }  // namespace trilemma::engine

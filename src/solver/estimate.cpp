@@ -79,6 +79,13 @@ PreparedDevice PreparedDevice::prepare(const devices::Device& d) {
   return p;
 }
 
+const roofline::Derating& PreparedDevice::derating(const std::string& backend, WeightFormat weights) const {
+  for (const auto& [key, value] : m_derating)
+    if (key.first == backend && key.second == weights) return value;
+  m_derating.push_back({{backend, weights}, roofline::derating_for(*device, backend, std::string(info(weights).name))});
+  return m_derating.back().second;
+}
+
 AcceptancePrior acceptance_prior(const DeploymentConfig& c) {
   switch (c.speculative.kind) {
     case DraftKind::model:
@@ -107,7 +114,7 @@ Estimate estimate(const PreparedModel& pm, const PreparedDevice& pd, const Deplo
   const auto& s = pm.model->shape;
   const auto& d = *pd.device;
   Estimate e;
-  const auto derate = roofline::derating_for(d, c.backend, std::string(info(c.weights).name));
+  const auto& derate = pd.derating(c.backend, c.weights);
   e.basis.push_back(derate.basis);
 
   // Memory.

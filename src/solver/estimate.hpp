@@ -2,6 +2,7 @@
 // combining the roofline, memory and accuracy models. Pure: no I/O once its inputs are built.
 #pragma once
 #include <array>
+#include <deque>
 #include <optional>
 #include <string>
 #include <vector>
@@ -31,6 +32,11 @@ struct PreparedDevice {
   double usable_bytes = 0;
   roofline::OffloadTier offload;
   static PreparedDevice prepare(const devices::Device& device);
+  // Derating per (backend, weight format), looked up once: the tables are YAML.
+  const roofline::Derating& derating(const std::string& backend, WeightFormat weights) const;
+
+ private:
+  mutable std::deque<std::pair<std::pair<std::string, WeightFormat>, roofline::Derating>> m_derating;  // stable refs
 };
 
 // Acceptance-rate prior for a draft source, with its basis.

@@ -280,16 +280,15 @@ Result<PlanResult> plan(const PlanRequest& req) {
   result.feasible = feasible.size();
   auto by_objective = [&](const Candidate* a, const Candidate* b) { return better(*a, *b, req.profile.objective); };
 
-  // Pareto front over the device-feasible plans, sorted by speed.
+  // Pareto front over the device-feasible plans, sorted by speed. Candidates are kept against
+  // the running front only (O(n x front), not O(n^2)).
+  std::vector<const Candidate*> front;
   for (const auto* c : device_feasible) {
-    bool dominated = false;
-    for (const auto* o : device_feasible)
-      if (dominates(*o, *c)) {
-        dominated = true;
-        break;
-      }
-    if (!dominated) result.front.push_back(*c);
+    if (std::any_of(front.begin(), front.end(), [&](const Candidate* o) { return dominates(*o, *c); })) continue;
+    std::erase_if(front, [&](const Candidate* o) { return dominates(*c, *o); });
+    front.push_back(c);
   }
+  for (const auto* c : front) result.front.push_back(*c);
   std::sort(result.front.begin(), result.front.end(), [](auto& a, auto& b) { return a.tok_s() > b.tok_s(); });
 
   if (!feasible.empty()) {
