@@ -13,6 +13,7 @@ void Matmul::run(const float* x, int n, std::int64_t cols, std::span<const Matmu
     const Matrix* w;
     float* y;
     DotFn dot;
+    Dot4Fn dot4;  // nullptr when the format has no 4-token tile for this ISA
     int act;
     std::int64_t row_begin;
   };
@@ -23,7 +24,7 @@ void Matmul::run(const float* x, int n, std::int64_t cols, std::span<const Matmu
     int slot = 0;
     while (slot < act_count && act_types[std::size_t(slot)] != k.activation) ++slot;
     if (slot == act_count) act_types[std::size_t(act_count++)] = k.activation;
-    prepared.push_back({job.w, job.y, select_dot(k, m_isa), slot, total_rows});
+    prepared.push_back({job.w, job.y, select_dot(k, m_isa), select_dot4(k, m_isa), slot, total_rows});
     total_rows += job.w->rows;
   }
   std::array<std::size_t, 2> act_row_bytes{};
@@ -45,8 +46,16 @@ void Matmul::run(const float* x, int n, std::int64_t cols, std::span<const Matmu
       const std::byte* w_row = p.w->row(r);
       const std::byte* act = m_act[p.act].data();
       const std::size_t stride = act_row_bytes[std::size_t(p.act)];
-      for (int t = 0; t < n; ++t)
-        p.y[std::size_t(t) * std::size_t(p.w->rows) + std::size_t(r)] = p.dot(w_row, act + std::size_t(t) * stride, cols);
+      const auto out = [&](int t) -> float& { return p.y[std::size_t(t) * std::size_t(p.w->rows) + std::size_t(r)]; };
+      int t = 0;
+      if (p.dot4 != nullptr) {
+        float four[4];
+        for (; t + 4 <= n; t += 4) {
+          p.dot4(w_row, act + std::size_t(t) * stride, stride, cols, four);
+          for (int j = 0; j < 4; ++j) out(t + j) = four[j];
+        }
+      }
+      for (; t < n; ++t) out(t) = p.dot(w_row, act + std::size_t(t) * stride, cols);
     }
   });
 }

@@ -30,9 +30,11 @@ constexpr std::array k_table = {
     FormatKernels{T::bf16, T::f32, quantize_row_bf16, dequantize_row_bf16, dot_bf16_f32_ref,
                   TRILEMMA_AVX2(dot_bf16_f32_avx2), nullptr, 1e-5f, 2e-3f},
     FormatKernels{T::q8_0, T::q8_0, quantize_row_q8_0, dequantize_row_q8_0, dot_q8_0_q8_0_ref,
-                  TRILEMMA_AVX2(dot_q8_0_q8_0_avx2), TRILEMMA_NEON(dot_q8_0_q8_0_neon), 1e-5f, 0.006f},
+                  TRILEMMA_AVX2(dot_q8_0_q8_0_avx2), TRILEMMA_NEON(dot_q8_0_q8_0_neon), 1e-5f, 0.006f,
+                  TRILEMMA_AVX2(dot4_q8_0_q8_0_avx2)},
     FormatKernels{T::q4_0, T::q8_0, quantize_row_q4_0, dequantize_row_q4_0, dot_q4_0_q8_0_ref,
-                  TRILEMMA_AVX2(dot_q4_0_q8_0_avx2), TRILEMMA_NEON(dot_q4_0_q8_0_neon), 1e-5f, 0.09f},
+                  TRILEMMA_AVX2(dot_q4_0_q8_0_avx2), TRILEMMA_NEON(dot_q4_0_q8_0_neon), 1e-5f, 0.09f,
+                  TRILEMMA_AVX2(dot4_q4_0_q8_0_avx2)},
     FormatKernels{T::q4_k, T::q8_0, quantize_row_q4_k, dequantize_row_q4_k, dot_q4_k_q8_0_ref, nullptr, nullptr,
                   1e-5f, 0.085f},
     FormatKernels{T::q5_k, T::q8_0, quantize_row_q5_k, dequantize_row_q5_k, dot_q5_k_q8_0_ref, nullptr, nullptr,
@@ -91,6 +93,8 @@ Isa dot_isa(const FormatKernels& k, Isa isa) {
   if (isa == Isa::neon && k.dot_neon != nullptr) return Isa::neon;
   return Isa::scalar;
 }
+
+Dot4Fn select_dot4(const FormatKernels& k, Isa isa) { return isa == Isa::avx2 ? k.dot4_avx2 : nullptr; }
 
 DotFn select_dot(const FormatKernels& k, Isa isa) {
   switch (dot_isa(k, isa)) {

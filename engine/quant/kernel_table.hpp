@@ -17,6 +17,7 @@ struct FormatKernels {
   DotFn dot_ref, dot_avx2, dot_neon;  // SIMD columns are nullptr when absent
   float dot_tolerance;    // |simd - ref| <= tol * sum(|w_i * a_i|) over the dequantized values
   float roundtrip_rms;    // rms(x - dequant(quant(x))) / rms(x) on N(0, 1) data is below this
+  Dot4Fn dot4_avx2 = nullptr;  // prefill tile: 1 weight row x 4 activation rows; nullptr = use dot
 };
 
 enum class Isa { scalar, avx2, neon };
@@ -30,6 +31,8 @@ const FormatKernels* find_kernels(TensorType type);
 Isa detect_isa(bool force_scalar = false);
 // The kernel for `isa`, falling back to the `_ref` column where that column is empty.
 DotFn select_dot(const FormatKernels& k, Isa isa);
+// The 4-token prefill tile for `isa`, or nullptr (then call the dot four times).
+Dot4Fn select_dot4(const FormatKernels& k, Isa isa);
 // Which column select_dot() used, for reports.
 Isa dot_isa(const FormatKernels& k, Isa isa);
 

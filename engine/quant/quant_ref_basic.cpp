@@ -11,6 +11,17 @@
 #include "engine/quant/kernels.hpp"
 
 namespace trilemma::engine {
+namespace {
+
+// std::roundf (half away from zero) for |v| < 2^23, inline: v - trunc(v) is exact there.
+// libm's roundf is an out-of-line call at -O2 on baseline x86-64 and dominated quantization.
+inline float round_half_away(float v) {
+  const int i = int(v);
+  const float frac = v - float(i);
+  return float(frac >= 0.5f ? i + 1 : frac <= -0.5f ? i - 1 : i);
+}
+
+}  // namespace
 
 void quantize_row_f32(const float* x, void* y, std::int64_t n) { std::memcpy(y, x, std::size_t(n) * 4); }
 void dequantize_row_f32(const void* x, float* y, std::int64_t n) { std::memcpy(y, x, std::size_t(n) * 4); }
@@ -37,11 +48,14 @@ void quantize_row_q8_0(const float* x, void* y, std::int64_t n) {
   auto* b = static_cast<BlockQ8_0*>(y);
   for (std::int64_t i = 0; i < n / k_qk8_0; ++i, x += k_qk8_0) {
     float amax = 0.0f;
-    for (int j = 0; j < k_qk8_0; ++j) amax = std::fmax(amax, std::fabs(x[j]));
+    for (int j = 0; j < k_qk8_0; ++j) {
+      const float v = std::fabs(x[j]);
+      amax = amax > v ? amax : v;  // ggml's MAX()
+    }
     const float d = amax / 127.0f;
     const float id = d != 0.0f ? 1.0f / d : 0.0f;  // an all-zero block stays zero, no 0/0
     b[i].d = fp32_to_fp16(d);
-    for (int j = 0; j < k_qk8_0; ++j) b[i].qs[j] = std::int8_t(std::roundf(x[j] * id));
+    for (int j = 0; j < k_qk8_0; ++j) b[i].qs[j] = std::int8_t(round_half_away(x[j] * id));
   }
 }
 void dequantize_row_q8_0(const void* x, float* y, std::int64_t n) {

@@ -166,3 +166,49 @@ TEST_CASE("quant::detect_isa: force_scalar and TRILEMMA_FORCE_SCALAR pick the _r
   CHECK(select_dot(*q8, Isa::scalar) == q8->dot_ref);
   CHECK(find_kernels(TensorType::q4_1) == nullptr);
 }
+
+TEST_CASE("quant::format_kernels: every 4-token prefill tile matches four _ref dots", "[quant]") {
+  for (const auto& row : format_kernels()) {
+    const Dot4Fn dot4 = select_dot4(row, detect_isa());
+    if (dot4 == nullptr) continue;
+    for (int blocks : {1, 2, 3, 128}) {
+      const std::int64_t n = std::int64_t(blocks) * info(row.weight).block_elems;
+      CAPTURE(info(row.weight).name, n);
+      const Encoded w = encode(row.weight, normal(std::size_t(n), 99));
+      std::vector<Encoded> acts;
+      std::vector<std::byte> packed;
+      for (int j = 0; j < 4; ++j) {
+        acts.push_back(encode(row.activation, normal(std::size_t(n), 100 + std::uint32_t(j))));
+        packed.insert(packed.end(), acts.back().bytes.begin(), acts.back().bytes.end());
+      }
+      float out[4];
+      dot4(w.bytes.data(), packed.data(), acts[0].bytes.size(), n, out);
+      for (int j = 0; j < 4; ++j) {
+        double magnitude = 0;
+        for (std::int64_t i = 0; i < n; ++i) magnitude += std::fabs(double(w.decoded[i]) * acts[j].decoded[i]);
+        CHECK(std::fabs(out[j] - row.dot_ref(w.bytes.data(), acts[j].bytes.data(), n)) <= row.dot_tolerance * magnitude + 1e-6);
+      }
+    }
+  }
+}
+
+TEST_CASE("quant::q8_0: codes are roundf(x / d), ties away from zero", "[quant]") {
+  float x[32];
+  for (int j = 0; j < 32; ++j) x[j] = float(j - 16) * 0.25f;  // amax 4: d = 4 / 127
+  x[31] = 4.0f;
+  BlockQ8_0 b;
+  quantize_row_q8_0(x, &b, 32);
+  const float id = 1.0f / (4.0f / 127.0f);
+  for (int j = 0; j < 32; ++j) CHECK(b.qs[j] == std::int8_t(std::roundf(x[j] * id)));
+  CHECK(b.qs[0] == -127);
+  // Exact halves round away from zero, as roundf.
+  float halves[32] = {};
+  halves[0] = 127.0f;
+  halves[1] = 0.5f;
+  halves[2] = -0.5f;
+  halves[3] = 2.5f;
+  quantize_row_q8_0(halves, &b, 32);
+  CHECK(b.qs[1] == 1);
+  CHECK(b.qs[2] == -1);
+  CHECK(b.qs[3] == 3);
+}

@@ -86,33 +86,68 @@ float dot_bf16_f32_avx2(const void* w, const void* a, std::int64_t n) {
       [x](std::int64_t i) { return bf16_to_fp32(x[i]); });
 }
 
-float dot_q8_0_q8_0_avx2(const void* w, const void* a, std::int64_t n) {
-  const auto* x = static_cast<const BlockQ8_0*>(w);
-  const auto* y = static_cast<const BlockQ8_0*>(a);
-  __m256 acc = _mm256_setzero_ps();
-  for (std::int64_t i = 0; i < n / k_qk8_0; ++i) {
-    const __m256i qx = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[i].qs));
-    const __m256i qy = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y[i].qs));
-    const __m256 d = _mm256_set1_ps(fp16(x[i].d) * fp16(y[i].d));
-    acc = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(dot_i8(qx, qy)), acc);
-  }
-  return hsum(acc);
+namespace {
+
+// Signed codes of Q8_0 / Q4_0 weight block i, as 32 int8 lanes.
+__m256i codes(const BlockQ8_0& b) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs)); }
+__m256i codes(const BlockQ4_0& b) {
+  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qs));
+  return _mm256_sub_epi8(_mm256_and_si256(set_m128i(_mm_srli_epi16(v, 4), v), _mm256_set1_epi8(0x0F)), _mm256_set1_epi8(8));
 }
 
-float dot_q4_0_q8_0_avx2(const void* w, const void* a, std::int64_t n) {
-  const auto* x = static_cast<const BlockQ4_0*>(w);
-  const auto* y = static_cast<const BlockQ8_0*>(a);
-  const __m256i low4 = _mm256_set1_epi8(0x0F);
-  const __m256i eight = _mm256_set1_epi8(8);
-  __m256 acc = _mm256_setzero_ps();
-  for (std::int64_t i = 0; i < n / k_qk4_0; ++i) {
-    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(x[i].qs));
-    const __m256i qx = _mm256_sub_epi8(_mm256_and_si256(set_m128i(_mm_srli_epi16(v, 4), v), low4), eight);
-    const __m256i qy = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y[i].qs));
-    const __m256 d = _mm256_set1_ps(fp16(x[i].d) * fp16(y[i].d));
-    acc = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(dot_i8(qx, qy)), acc);
+// One weight row against one Q8_0 activation row; two blocks per step on two accumulators
+// so the FMA latency chain does not bound the stream rate (decode is a memory stream).
+template <class Block>
+float dot_blocks_q8_0(const Block* x, const BlockQ8_0* y, std::int64_t nb) {
+  __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+  std::int64_t i = 0;
+  for (; i + 2 <= nb; i += 2) {
+    const __m256i p0 = dot_i8(codes(x[i]), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y[i].qs)));
+    const __m256i p1 = dot_i8(codes(x[i + 1]), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y[i + 1].qs)));
+    acc0 = _mm256_fmadd_ps(_mm256_set1_ps(fp16(x[i].d) * fp16(y[i].d)), _mm256_cvtepi32_ps(p0), acc0);
+    acc1 = _mm256_fmadd_ps(_mm256_set1_ps(fp16(x[i + 1].d) * fp16(y[i + 1].d)), _mm256_cvtepi32_ps(p1), acc1);
   }
-  return hsum(acc);
+  if (i < nb) {
+    const __m256i p0 = dot_i8(codes(x[i]), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y[i].qs)));
+    acc0 = _mm256_fmadd_ps(_mm256_set1_ps(fp16(x[i].d) * fp16(y[i].d)), _mm256_cvtepi32_ps(p0), acc0);
+  }
+  return hsum(_mm256_add_ps(acc0, acc1));
+}
+
+// One weight row against four activation rows: each weight block is loaded and unpacked once
+// and used four times, with four independent accumulators (prefill is compute-bound).
+template <class Block>
+void dot4_blocks_q8_0(const Block* x, const std::byte* a, std::size_t stride, std::int64_t nb, float* out) {
+  const BlockQ8_0* y[4];
+  for (int j = 0; j < 4; ++j) y[j] = reinterpret_cast<const BlockQ8_0*>(a + std::size_t(j) * stride);
+  __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+  const __m256i ones = _mm256_set1_epi16(1);
+  for (std::int64_t i = 0; i < nb; ++i) {
+    const __m256i qx = codes(x[i]);
+    const __m256i ax = _mm256_sign_epi8(qx, qx);
+    const float dx = fp16(x[i].d);
+    for (int j = 0; j < 4; ++j) {
+      const __m256i sy = _mm256_sign_epi8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(y[j][i].qs)), qx);
+      const __m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(ax, sy), ones);
+      acc[j] = _mm256_fmadd_ps(_mm256_set1_ps(dx * fp16(y[j][i].d)), _mm256_cvtepi32_ps(p), acc[j]);
+    }
+  }
+  for (int j = 0; j < 4; ++j) out[j] = hsum(acc[j]);
+}
+
+}  // namespace
+
+float dot_q8_0_q8_0_avx2(const void* w, const void* a, std::int64_t n) {
+  return dot_blocks_q8_0(static_cast<const BlockQ8_0*>(w), static_cast<const BlockQ8_0*>(a), n / k_qk8_0);
+}
+float dot_q4_0_q8_0_avx2(const void* w, const void* a, std::int64_t n) {
+  return dot_blocks_q8_0(static_cast<const BlockQ4_0*>(w), static_cast<const BlockQ8_0*>(a), n / k_qk4_0);
+}
+void dot4_q8_0_q8_0_avx2(const void* w, const void* a, std::size_t stride, std::int64_t n, float* out) {
+  dot4_blocks_q8_0(static_cast<const BlockQ8_0*>(w), static_cast<const std::byte*>(a), stride, n / k_qk8_0, out);
+}
+void dot4_q4_0_q8_0_avx2(const void* w, const void* a, std::size_t stride, std::int64_t n, float* out) {
+  dot4_blocks_q8_0(static_cast<const BlockQ4_0*>(w), static_cast<const std::byte*>(a), stride, n / k_qk4_0, out);
 }
 
 namespace {
