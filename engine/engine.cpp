@@ -1,10 +1,12 @@
 #include "engine/engine.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <new>
 
 #include "engine/gguf/gguf_writer.hpp"
 #include "engine/kv/kv_cache.hpp"
+#include "engine/model/prepare.hpp"
 #include "engine/model/transformer.hpp"
 #include "engine/model_source.hpp"
 #include "engine/quant/kernel_table.hpp"
@@ -19,20 +21,23 @@ double ms_since(Clock::time_point t) { return std::chrono::duration<double, std:
 
 Error usage(const std::string& where, const std::string& message) { return make_error(ErrorKind::usage, "", where, message); }
 
-// "avx2", or "avx2+scalar(q4_k)" when some weight format has no kernel in the chosen ISA.
+// The kernel columns the matmuls use, by weight bytes: "avx512vnni", "avx512vnni+avx2" (e.g.
+// x4 tiles plus f32 fallbacks on avx2), "avx2+scalar" (a format without an avx2 column), ...
 std::string kernels_used(const Model& m, Isa isa) {
-  std::string scalar_formats;
+  std::vector<std::pair<std::uint64_t, Isa>> used;  // bytes per ISA
   const auto note = [&](const Matrix& w) {
     const FormatKernels& k = *find_kernels(w.type);
-    const std::string name(info(w.type).name);
-    if (dot_isa(k, isa) != isa && scalar_formats.find(name) == std::string::npos)
-      scalar_formats += (scalar_formats.empty() ? "" : ",") + name;
+    const Isa column = w.x4 ? Isa::avx512vnni : dot_isa(k, isa == Isa::avx512vnni ? Isa::avx2 : isa);
+    auto it = std::find_if(used.begin(), used.end(), [&](const auto& u) { return u.second == column; });
+    if (it == used.end()) used.emplace_back(w.bytes(), column);
+    else it->first += w.bytes();
   };
   note(m.classifier);
   for (const auto& l : m.layers)
     for (const Matrix* w : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w1, &l.w2, &l.w3}) note(*w);
-  std::string out(isa_name(isa));
-  if (isa != Isa::scalar && !scalar_formats.empty()) out += "+scalar(" + scalar_formats + ")";
+  std::sort(used.begin(), used.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::string out;
+  for (const auto& u : used) out += (out.empty() ? "" : "+") + std::string(isa_name(u.second));
   return out;
 }
 
@@ -43,6 +48,7 @@ Result<GenerateReport> generate_impl(const GenerateOptions& o, const std::functi
   ThreadPool pool(o.threads);
   const Isa isa = detect_isa(o.force_scalar);
   TRILEMMA_TRY(loaded, load_model({o.model_path, o.tokenizer_path, o.synthetic_shape, o.synthetic_name, o.weights}, pool));
+  pack_for_isa(loaded.model, isa, pool);
   const Model& m = loaded.model;
   const Tokenizer& tok = loaded.tokenizer;
 
@@ -59,7 +65,9 @@ Result<GenerateReport> generate_impl(const GenerateOptions& o, const std::functi
     return usage("prompt", std::to_string(n_prompt) + " tokens exceed the model's context of " + std::to_string(m.shape.context));
   const int capacity = std::min<int>(int(m.shape.context), n_prompt + o.steps);
   const auto& s = m.shape;
-  Transformer tf(m, pool, isa, std::make_unique<ContiguousKvCache>(int(s.layers), capacity, int(s.heads), int(s.kv_heads), int(s.head_dim)));
+  Transformer tf(m, pool, isa,
+                 std::make_unique<ContiguousKvCache>(int(s.layers), capacity, int(s.heads), int(s.kv_heads), int(s.head_dim),
+                                                     select_dot(*find_kernels(TensorType::f32), isa)));
   Sampler sampler(o.temperature, o.top_p, o.seed);
 
   const auto start = Clock::now();

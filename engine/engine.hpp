@@ -37,10 +37,14 @@ struct GenerateReport {
   bool synthetic = false;
   std::string weights;                     // e.g. "q4_0"
   std::vector<std::string> fallbacks;      // "blk.0.ffn_down.weight: q4_0 -> f32 (row 172 not a multiple of 32)"
-  std::string kernels;                     // "avx2" | "neon" | "scalar"
+  std::string kernels;  // kernel columns used, most weight bytes first: "avx512vnni", "avx2",
+                        // "neon", "scalar", or a mix such as "avx512vnni+avx2"
   int threads = 0;
-  double ttft_ms = 0, prefill_tok_s = 0, decode_tok_s = 0;
-  std::uint64_t weight_bytes = 0, peak_rss_bytes = 0;
+  double ttft_ms = 0;        // start of prefill to the first sampled token (loading excluded)
+  double prefill_tok_s = 0;  // prompt tokens (BOS included) / prefill time
+  double decode_tok_s = 0;   // tokens / time of the single-token forward passes
+  std::uint64_t weight_bytes = 0;    // all weights as run (a tied classifier counted once)
+  std::uint64_t peak_rss_bytes = 0;  // VmHWM of the process at the end of the run
 };
 
 // Loads (or synthesizes) the model, prefills the prompt in one batch, then decodes; calls

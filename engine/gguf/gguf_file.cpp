@@ -2,6 +2,7 @@
 // after it, so the parser checks `failed()` once per item instead of after every field.
 #include "engine/gguf/gguf_file.hpp"
 
+#include "engine/gguf/gguf_values.hpp"
 #include "engine/gguf/mapped_file.hpp"
 
 #include <algorithm>
@@ -10,6 +11,8 @@
 #include <unordered_set>
 
 namespace trilemma::gguf {
+
+using namespace detail;
 
 struct GgufFile::Storage {
   std::vector<std::byte> owned;            // parse(): bytes given in memory
@@ -25,18 +28,6 @@ constexpr std::uint64_t k_max_key_bytes = 65535;  // gguf.md: keys are at most 2
 constexpr int k_max_array_depth = 4;
 
 std::string at_byte(std::uint64_t offset) { return "byte " + std::to_string(offset); }
-
-// Fixed size of a scalar value type; 0 for string/array; nullopt for unknown types.
-std::optional<std::uint64_t> scalar_size(std::uint32_t type) {
-  switch (static_cast<ValueType>(type)) {
-    case ValueType::u8: case ValueType::i8: case ValueType::boolean: return 1;
-    case ValueType::u16: case ValueType::i16: return 2;
-    case ValueType::u32: case ValueType::i32: case ValueType::f32: return 4;
-    case ValueType::u64: case ValueType::i64: case ValueType::f64: return 8;
-    case ValueType::string: case ValueType::array: return 0;
-  }
-  return std::nullopt;
-}
 
 class Cursor {
  public:
@@ -128,48 +119,6 @@ class Cursor {
   std::uint64_t m_pos = 0;
   std::optional<Error> m_error;
 };
-
-bool is_integer(ValueType t) {
-  switch (t) {
-    case ValueType::u8: case ValueType::i8: case ValueType::u16: case ValueType::i16:
-    case ValueType::u32: case ValueType::i32: case ValueType::u64: case ValueType::i64: return true;
-    default: return false;
-  }
-}
-
-template <class T>
-T load(const std::byte* p) {
-  T v;
-  std::memcpy(&v, p, sizeof(T));
-  return v;
-}
-
-// Decodes an integer of type t at p as a signed 128-bit-safe pair (negative flag, magnitude).
-std::optional<std::int64_t> load_signed(ValueType t, const std::byte* p) {
-  switch (t) {
-    case ValueType::u8: return load<std::uint8_t>(p);
-    case ValueType::i8: return load<std::int8_t>(p);
-    case ValueType::u16: return load<std::uint16_t>(p);
-    case ValueType::i16: return load<std::int16_t>(p);
-    case ValueType::u32: return load<std::uint32_t>(p);
-    case ValueType::i32: return load<std::int32_t>(p);
-    case ValueType::i64: return load<std::int64_t>(p);
-    case ValueType::u64: {
-      const auto v = load<std::uint64_t>(p);
-      if (v > std::uint64_t(std::numeric_limits<std::int64_t>::max())) return std::nullopt;
-      return std::int64_t(v);
-    }
-    default: return std::nullopt;
-  }
-}
-
-std::optional<double> load_number(ValueType t, const std::byte* p) {
-  if (t == ValueType::f32) return load<float>(p);
-  if (t == ValueType::f64) return load<double>(p);
-  if (t == ValueType::u64) return double(load<std::uint64_t>(p));
-  if (is_integer(t)) return double(*load_signed(t, p));
-  return std::nullopt;
-}
 
 }  // namespace
 
@@ -340,100 +289,6 @@ const GgufFile::Entry* GgufFile::find_entry(std::string_view key) const {
   for (const auto& e : m_entries)
     if (e.key == key) return &e;
   return nullptr;
-}
-
-const TensorInfo* GgufFile::find_tensor(std::string_view name) const {
-  for (const auto& t : m_tensors)
-    if (t.name == name) return &t;
-  return nullptr;
-}
-
-std::optional<ValueType> GgufFile::value_type(std::string_view key) const {
-  const Entry* e = find_entry(key);
-  return e ? std::optional(e->type) : std::nullopt;
-}
-
-std::optional<std::uint64_t> GgufFile::get_uint(std::string_view key) const {
-  const Entry* e = find_entry(key);
-  if (!e || !is_integer(e->type)) return std::nullopt;
-  const std::byte* p = m_storage->data + e->offset;
-  if (e->type == ValueType::u64) return load<std::uint64_t>(p);
-  const auto v = load_signed(e->type, p);
-  if (!v || *v < 0) return std::nullopt;
-  return std::uint64_t(*v);
-}
-
-std::optional<double> GgufFile::get_float(std::string_view key) const {
-  const Entry* e = find_entry(key);
-  if (!e) return std::nullopt;
-  return load_number(e->type, m_storage->data + e->offset);
-}
-
-std::optional<std::string> GgufFile::get_string(std::string_view key) const {
-  const Entry* e = find_entry(key);
-  if (!e || e->type != ValueType::string) return std::nullopt;
-  const std::byte* p = m_storage->data + e->offset;
-  return std::string(reinterpret_cast<const char*>(p + 8), load<std::uint64_t>(p));
-}
-
-std::optional<bool> GgufFile::get_bool(std::string_view key) const {
-  const Entry* e = find_entry(key);
-  if (!e || e->type != ValueType::boolean) return std::nullopt;
-  return load<std::uint8_t>(m_storage->data + e->offset) != 0;
-}
-
-std::optional<std::vector<std::string>> GgufFile::get_string_array(std::string_view key) const {
-  const Entry* e = find_entry(key);
-  if (!e || e->type != ValueType::array || e->elem_type != ValueType::string) return std::nullopt;
-  std::vector<std::string> out;
-  out.reserve(e->count);  // validated at parse time: count x 8 bytes fit in the file
-  const std::byte* p = m_storage->data + e->offset;
-  for (std::uint64_t i = 0; i < e->count; ++i) {
-    const auto len = load<std::uint64_t>(p);
-    out.emplace_back(reinterpret_cast<const char*>(p + 8), len);
-    p += 8 + len;
-  }
-  return out;
-}
-
-std::optional<std::vector<float>> GgufFile::get_float_array(std::string_view key) const {
-  const Entry* e = find_entry(key);
-  if (!e || e->type != ValueType::array) return std::nullopt;
-  const auto size = scalar_size(std::uint32_t(e->elem_type));
-  if (!size || *size == 0 || e->elem_type == ValueType::boolean) return std::nullopt;
-  std::vector<float> out(e->count);
-  for (std::uint64_t i = 0; i < e->count; ++i)
-    out[i] = float(*load_number(e->elem_type, m_storage->data + e->offset + i * *size));
-  return out;
-}
-
-std::optional<std::vector<std::int64_t>> GgufFile::get_int_array(std::string_view key) const {
-  const Entry* e = find_entry(key);
-  if (!e || e->type != ValueType::array || !is_integer(e->elem_type)) return std::nullopt;
-  const std::uint64_t size = *scalar_size(std::uint32_t(e->elem_type));
-  std::vector<std::int64_t> out(e->count);
-  for (std::uint64_t i = 0; i < e->count; ++i) {
-    const std::byte* p = m_storage->data + e->offset + i * size;
-    // u64 values above INT64_MAX wrap; GGUF integer arrays (token types, ids) never get there.
-    out[i] = e->elem_type == ValueType::u64 ? std::int64_t(load<std::uint64_t>(p)) : *load_signed(e->elem_type, p);
-  }
-  return out;
-}
-
-std::uint64_t GgufFile::array_length(std::string_view key) const {
-  const Entry* e = find_entry(key);
-  return e && e->type == ValueType::array ? e->count : 0;
-}
-
-std::vector<std::string> GgufFile::keys() const {
-  std::vector<std::string> out;
-  out.reserve(m_entries.size());
-  for (const auto& e : m_entries) out.push_back(e.key);
-  return out;
-}
-
-std::span<const std::byte> GgufFile::tensor_data(const TensorInfo& t) const {
-  return {m_storage->data + m_data_offset + t.offset, t.bytes};
 }
 
 }  // namespace trilemma::gguf

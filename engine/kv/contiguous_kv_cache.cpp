@@ -1,20 +1,22 @@
 // fp32 contiguous KV cache. attend() follows llama2.c's run.c operation for operation
-// (scores summed left to right, softmax with max subtraction, V accumulated position by
-// position) so the fp32 engine reproduces its outputs.
+// (softmax with max subtraction, V accumulated position by position; with the default scalar
+// score dot, scores summed left to right) so the fp32 engine reproduces its outputs.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 
 #include "engine/kv/kv_cache.hpp"
+#include "engine/quant/kernels.hpp"
 
 namespace trilemma::engine {
 
-ContiguousKvCache::ContiguousKvCache(int layers, int capacity, int heads, int kv_heads, int head_dim)
+ContiguousKvCache::ContiguousKvCache(int layers, int capacity, int heads, int kv_heads, int head_dim, F32Dot score_dot)
     : m_capacity(capacity),
       m_heads(heads),
       m_kv_heads(kv_heads),
       m_head_dim(head_dim),
       m_kv_dim(kv_heads * head_dim),
+      m_dot(score_dot != nullptr ? score_dot : dot_f32_f32_ref),
       m_k(std::size_t(layers) * std::size_t(capacity) * std::size_t(kv_heads * head_dim)),
       m_v(m_k.size()) {}
 
@@ -30,10 +32,7 @@ void ContiguousKvCache::attend(int layer, int head, int n_pos, const float* q, f
                            std::size_t(kv_head) * std::size_t(m_head_dim);
   const float scale = std::sqrt(float(m_head_dim));
   for (int t = 0; t < n_pos; ++t) {
-    const float* k = &m_k[base + std::size_t(t) * std::size_t(m_kv_dim)];
-    float score = 0.0f;
-    for (int i = 0; i < m_head_dim; ++i) score += q[i] * k[i];
-    scores[t] = score / scale;
+    scores[t] = m_dot(q, &m_k[base + std::size_t(t) * std::size_t(m_kv_dim)], m_head_dim) / scale;
   }
   const float max = *std::max_element(scores, scores + n_pos);
   float sum = 0.0f;

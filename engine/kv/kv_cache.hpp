@@ -27,9 +27,12 @@ class KvCache {
 };
 
 // fp32 K and V, [layer][position][kv_dim], allocated up front for `capacity` positions.
+// `score_dot` computes q . k (an f32 dot of the kernel table; default the scalar reference,
+// which sums left to right as llama2.c does).
 class ContiguousKvCache final : public KvCache {
  public:
-  ContiguousKvCache(int layers, int capacity, int heads, int kv_heads, int head_dim);
+  using F32Dot = float (*)(const void* a, const void* b, std::int64_t n);
+  ContiguousKvCache(int layers, int capacity, int heads, int kv_heads, int head_dim, F32Dot score_dot = nullptr);
   int capacity() const override { return m_capacity; }
   void store(int layer, int pos, const float* k, const float* v) override;
   void attend(int layer, int head, int n_pos, const float* q, float* out, float* scores) const override;
@@ -37,6 +40,7 @@ class ContiguousKvCache final : public KvCache {
 
  private:
   int m_capacity, m_heads, m_kv_heads, m_head_dim, m_kv_dim;
+  F32Dot m_dot;
   std::vector<float> m_k, m_v;
 };
 

@@ -10,6 +10,7 @@
 
 #include "engine/model/model.hpp"
 #include "engine/quant/kernel_table.hpp"
+#include "engine/quant/q8_panel.hpp"
 #include "engine/runtime/thread_pool.hpp"
 
 namespace trilemma::engine {
@@ -30,6 +31,7 @@ class Matmul {
   ThreadPool& m_pool;
   Isa m_isa;
   std::vector<std::byte> m_act[2];  // quantized activations, one buffer per activation format
+  Q8Panel m_panel;                  // the Q8_0 activations regrouped for tile kernels
 };
 
 }  // namespace trilemma::engine

@@ -14,7 +14,16 @@ std::byte* WeightStorage::allocate(std::size_t bytes) {
   if (p == nullptr) throw std::bad_alloc();
   std::memset(p, 0, rounded == 0 ? 64 : rounded);
   m_buffers.emplace_back(p);
+  m_sizes.push_back(rounded == 0 ? 64 : rounded);
   return p;
+}
+
+bool WeightStorage::owns(const std::byte* p, std::size_t bytes) const {
+  for (std::size_t i = 0; i < m_buffers.size(); ++i) {
+    const std::byte* b = m_buffers[i].get();
+    if (p >= b && p + bytes <= b + m_sizes[i]) return true;
+  }
+  return false;
 }
 
 namespace {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/quant/x4_layout.hpp"
 #include "types/model_shape.hpp"
 #include "types/tensor_type.hpp"
 
@@ -17,10 +18,19 @@ struct Matrix {
   TensorType type = TensorType::f32;
   std::int64_t rows = 0, cols = 0;  // out, in
   const std::byte* data = nullptr;
+  bool x4 = false;  // rows in the kernel-private x4 layout (quant/x4_layout.hpp), not ggml's
 
   std::size_t row_bytes() const { return tensor_bytes(type, std::uint64_t(cols)); }
   std::uint64_t bytes() const { return std::uint64_t(rows) * row_bytes(); }
-  const std::byte* row(std::int64_t r) const { return data + std::size_t(r) * row_bytes(); }
+  const std::byte* row(std::int64_t r) const { return data + std::size_t(r) * row_bytes(); }  // REQUIRES !x4
+  // REQUIRES x4 (then the format has 32-weight blocks with one fp16 scale): row r's parts.
+  const std::uint8_t* x4_codes(std::int64_t r) const {
+    return reinterpret_cast<const std::uint8_t*>(data) + std::size_t(r) * x4_code_bytes(row_bytes(), cols / 32);
+  }
+  const std::uint16_t* x4_scales(std::int64_t r) const {
+    const std::size_t codes = std::size_t(rows) * x4_code_bytes(row_bytes(), cols / 32);
+    return reinterpret_cast<const std::uint16_t*>(data + codes) + std::size_t(r) * std::size_t(cols / 32);
+  }
 };
 
 struct LayerWeights {
@@ -34,6 +44,8 @@ struct LayerWeights {
 class WeightStorage {
  public:
   std::byte* allocate(std::size_t bytes);  // 64-byte aligned, zeroed
+  // Whether [p, p + bytes) lies in a buffer allocate() returned (so it may be rewritten).
+  bool owns(const std::byte* p, std::size_t bytes) const;
   void keep(std::shared_ptr<const void> owner) { m_owners.push_back(std::move(owner)); }
 
  private:
@@ -41,6 +53,7 @@ class WeightStorage {
     void operator()(std::byte* p) const;
   };
   std::vector<std::unique_ptr<std::byte[], Free>> m_buffers;
+  std::vector<std::size_t> m_sizes;
   std::vector<std::shared_ptr<const void>> m_owners;
 };
 

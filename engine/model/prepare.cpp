@@ -1,5 +1,6 @@
 #include "engine/model/prepare.hpp"
 
+#include <algorithm>
 #include <vector>
 
 #include "engine/quant/kernel_table.hpp"
@@ -43,6 +44,38 @@ Result<Matrix> prepare_matrix(Model& model, const std::string& name, const Matri
   if (!target || *target == src.type) return src;
   return build_matrix(model, name, src.rows, src.cols, *target, pool,
                       [&](std::int64_t r, float* row) { from->dequantize(src.row(r), row, src.cols); });
+}
+
+void pack_for_isa(Model& model, Isa isa, ThreadPool& pool) {
+  const auto pack = [&](Matrix& w, bool shared) {
+    const FormatKernels& k = *find_kernels(w.type);
+    if (w.x4 || k.pack_x4 == nullptr || select_tile(k, isa) == nullptr || w.cols % k_x4_elems != 0) return;
+    const std::int64_t blocks = w.cols / 32;
+    const std::size_t row_bytes = w.row_bytes(), code_bytes = x4_code_bytes(row_bytes, blocks);
+    const Matrix src = w;
+    w.x4 = true;
+    if (shared || !model.storage->owns(src.data, src.bytes())) {
+      w.data = model.storage->allocate(src.bytes());
+      pool.parallel_for(src.rows, 16, [&](std::int64_t begin, std::int64_t end) {
+        for (std::int64_t r = begin; r < end; ++r)
+          k.pack_x4(src.row(r), const_cast<std::uint8_t*>(w.x4_codes(r)), const_cast<std::uint16_t*>(w.x4_scales(r)), src.cols);
+      });
+      return;
+    }
+    // In place, one pass in row order: row r's codes land at r * code_bytes < r * row_bytes,
+    // over rows already read; the scales wait in a side buffer (1/17 or 1/9 of the matrix).
+    auto* base = reinterpret_cast<std::uint8_t*>(const_cast<std::byte*>(src.data));
+    std::vector<std::uint16_t> scales(std::size_t(src.rows) * std::size_t(blocks));
+    std::vector<std::byte> row(row_bytes);
+    for (std::int64_t r = 0; r < src.rows; ++r) {
+      std::copy_n(src.row(r), row_bytes, row.data());
+      k.pack_x4(row.data(), base + std::size_t(r) * code_bytes, &scales[std::size_t(r) * std::size_t(blocks)], src.cols);
+    }
+    std::copy(scales.begin(), scales.end(), const_cast<std::uint16_t*>(w.x4_scales(0)));
+  };
+  for (auto& l : model.layers)
+    for (Matrix* w : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w1, &l.w2, &l.w3}) pack(*w, false);
+  pack(model.classifier, model.classifier.data == model.token_embedding.data);
 }
 
 Result<const float*> prepare_norm(Model& model, const std::string& name, const Matrix& src) {

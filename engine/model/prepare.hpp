@@ -7,6 +7,7 @@
 #include <string>
 
 #include "engine/model/model.hpp"
+#include "engine/quant/kernel_table.hpp"
 #include "engine/runtime/thread_pool.hpp"
 #include "types/result.hpp"
 
@@ -27,6 +28,12 @@ Result<Matrix> prepare_matrix(Model& model, const std::string& name, const Matri
 
 // A norm vector as f32 (converted into owned memory when stored otherwise).
 Result<const float*> prepare_norm(Model& model, const std::string& name, const Matrix& src);
+
+// Rewrites every layer matrix and the classifier whose format has an x4 tile for `isa` and
+// whose rows are a multiple of 128 into the x4 layout. Owned buffers are repacked in place;
+// mapped data, and a classifier tied to the embedding (which row lookups read in ggml layout),
+// are copied. Call before running with `isa`; a model packed this way needs that ISA's tiles.
+void pack_for_isa(Model& model, Isa isa, ThreadPool& pool);
 
 // The format a matrix of `cols` columns gets when `target` is requested: target, or f32.
 TensorType storage_type(TensorType target, std::int64_t cols);

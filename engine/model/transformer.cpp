@@ -48,6 +48,10 @@ Transformer::Transformer(const Model& model, ThreadPool& pool, Isa isa, std::uni
   m_v.resize(b * s.kv_dim());
   m_hb.resize(b * s.ffn);
   m_hb2.resize(b * s.ffn);
+  const auto runnable = [&](const Matrix& w) { return !w.x4 || select_tile(*find_kernels(w.type), isa) != nullptr; };
+  m_layout_ok = runnable(model.classifier);
+  for (const auto& l : model.layers)
+    for (const Matrix* w : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w1, &l.w2, &l.w3}) m_layout_ok = m_layout_ok && runnable(*w);
   // run.c: freq = 1 / powf(theta, head_dim_index / head_size) for even indexes, in float.
   for (std::uint32_t i = 0; i < s.head_dim / 2; ++i)
     m_rope_freq.push_back(1.0f / std::pow(float(s.rope_theta), float(2 * i) / float(s.head_dim)));
@@ -56,6 +60,9 @@ Transformer::Transformer(const Model& model, ThreadPool& pool, Isa isa, std::uni
 Result<std::span<const float>> Transformer::forward(std::span<const int> tokens, int pos0, bool all_logits) {
   const ModelShape& s = m_model.shape;
   if (tokens.empty()) return make_error(ErrorKind::usage, m_model.name, "forward", "no tokens");
+  if (!m_layout_ok)
+    return make_error(ErrorKind::internal, m_model.name, "forward",
+                      "weights are in the x4 layout but kernels " + std::string(isa_name(isa())) + " have no x4 tile");
   if (pos0 < 0 || std::int64_t(pos0) + std::int64_t(tokens.size()) > m_cache->capacity())
     return make_error(ErrorKind::usage, m_model.name, "forward",
                       "positions " + std::to_string(pos0) + ".." + std::to_string(pos0 + int(tokens.size()) - 1) +

@@ -39,6 +39,7 @@ class Transformer {
   std::unique_ptr<KvCache> m_cache;
   Matmul m_matmul;
   int m_max_batch;
+  bool m_layout_ok = true;  // every x4 matrix has a tile under this ISA
   // Scratch, [max_batch][width] each.
   std::vector<float> m_x, m_xb, m_q, m_k, m_v, m_att, m_hb, m_hb2, m_logits;
   std::vector<float> m_rope_freq;  // [head_dim / 2]

@@ -10,9 +10,9 @@ namespace trilemma::engine {
 namespace {
 
 #if defined(__x86_64__)
-#define TRILEMMA_AVX2(fn) fn
+#define TRILEMMA_X86(fn) fn
 #else
-#define TRILEMMA_AVX2(fn) nullptr
+#define TRILEMMA_X86(fn) nullptr
 #endif
 #if defined(__aarch64__)
 #define TRILEMMA_NEON(fn) fn
@@ -24,17 +24,17 @@ using T = TensorType;
 // Append new formats in TensorType order.
 constexpr std::array k_table = {
     FormatKernels{T::f32, T::f32, quantize_row_f32, dequantize_row_f32, dot_f32_f32_ref,
-                  TRILEMMA_AVX2(dot_f32_f32_avx2), TRILEMMA_NEON(dot_f32_f32_neon), 1e-5f, 0.0f},
+                  TRILEMMA_X86(dot_f32_f32_avx2), TRILEMMA_NEON(dot_f32_f32_neon), 1e-5f, 0.0f},
     FormatKernels{T::f16, T::f32, quantize_row_f16, dequantize_row_f16, dot_f16_f32_ref,
-                  TRILEMMA_AVX2(dot_f16_f32_avx2), nullptr, 1e-5f, 3e-4f},
+                  TRILEMMA_X86(dot_f16_f32_avx2), nullptr, 1e-5f, 3e-4f},
     FormatKernels{T::bf16, T::f32, quantize_row_bf16, dequantize_row_bf16, dot_bf16_f32_ref,
-                  TRILEMMA_AVX2(dot_bf16_f32_avx2), nullptr, 1e-5f, 2e-3f},
+                  TRILEMMA_X86(dot_bf16_f32_avx2), nullptr, 1e-5f, 2e-3f},
     FormatKernels{T::q8_0, T::q8_0, quantize_row_q8_0, dequantize_row_q8_0, dot_q8_0_q8_0_ref,
-                  TRILEMMA_AVX2(dot_q8_0_q8_0_avx2), TRILEMMA_NEON(dot_q8_0_q8_0_neon), 1e-5f, 0.006f,
-                  TRILEMMA_AVX2(dot4_q8_0_q8_0_avx2)},
+                  TRILEMMA_X86(dot_q8_0_q8_0_avx2), TRILEMMA_NEON(dot_q8_0_q8_0_neon), 1e-5f, 0.006f,
+                  pack_row_q8_0_x4, TRILEMMA_X86(tile_q8_0_x4_avx512vnni)},
     FormatKernels{T::q4_0, T::q8_0, quantize_row_q4_0, dequantize_row_q4_0, dot_q4_0_q8_0_ref,
-                  TRILEMMA_AVX2(dot_q4_0_q8_0_avx2), TRILEMMA_NEON(dot_q4_0_q8_0_neon), 1e-5f, 0.09f,
-                  TRILEMMA_AVX2(dot4_q4_0_q8_0_avx2)},
+                  TRILEMMA_X86(dot_q4_0_q8_0_avx2), TRILEMMA_NEON(dot_q4_0_q8_0_neon), 1e-5f, 0.09f,
+                  pack_row_q4_0_x4, TRILEMMA_X86(tile_q4_0_x4_avx512vnni)},
     FormatKernels{T::q4_k, T::q8_0, quantize_row_q4_k, dequantize_row_q4_k, dot_q4_k_q8_0_ref, nullptr, nullptr,
                   1e-5f, 0.085f},
     FormatKernels{T::q5_k, T::q8_0, quantize_row_q5_k, dequantize_row_q5_k, dot_q5_k_q8_0_ref, nullptr, nullptr,
@@ -42,9 +42,9 @@ constexpr std::array k_table = {
     FormatKernels{T::q6_k, T::q8_0, quantize_row_q6_k, dequantize_row_q6_k, dot_q6_k_q8_0_ref, nullptr, nullptr,
                   1e-5f, 0.021f},
     FormatKernels{T::tq3_t, T::q8_0, quantize_row_tq3_t, dequantize_row_tq3_t, dot_tq3_t_q8_0_ref,
-                  TRILEMMA_AVX2(dot_tq3_t_q8_0_avx2), nullptr, 1e-5f, 0.2f},
+                  TRILEMMA_X86(dot_tq3_t_q8_0_avx2), nullptr, 1e-5f, 0.2f},
     FormatKernels{T::tq2_t, T::q8_0, quantize_row_tq2_t, dequantize_row_tq2_t, dot_tq2_t_q8_0_ref,
-                  TRILEMMA_AVX2(dot_tq2_t_q8_0_avx2), nullptr, 1e-5f, 0.46f},
+                  TRILEMMA_X86(dot_tq2_t_q8_0_avx2), nullptr, 1e-5f, 0.46f},
 };
 
 constexpr bool rows_in_enum_order() {
@@ -59,6 +59,7 @@ static_assert(rows_in_enum_order(), "kernel table rows must follow TensorType or
 std::string_view isa_name(Isa isa) {
   switch (isa) {
     case Isa::avx2: return "avx2";
+    case Isa::avx512vnni: return "avx512vnni";
     case Isa::neon: return "neon";
     case Isa::scalar: break;
   }
@@ -76,31 +77,41 @@ const FormatKernels* find_kernels(TensorType type) {
 Isa detect_isa(bool force_scalar) {
   const char* env = std::getenv("TRILEMMA_FORCE_SCALAR");
   if (force_scalar || (env != nullptr && std::strcmp(env, "0") != 0 && *env != '\0')) return Isa::scalar;
+  Isa best = Isa::scalar;
 #if defined(__x86_64__)
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c"))
-    return Isa::avx2;
-  return Isa::scalar;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c")) {
+    best = Isa::avx2;
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
+        __builtin_cpu_supports("avx512vnni"))
+      best = Isa::avx512vnni;
+  }
 #elif defined(__aarch64__)
-  return Isa::neon;
-#else
-  return Isa::scalar;
+  best = Isa::neon;
 #endif
+  const char* cap = std::getenv("TRILEMMA_ISA");
+  if (cap == nullptr) return best;
+  const std::string_view want(cap);
+  if (want == "scalar") return Isa::scalar;
+  if (want == "avx2" && best == Isa::avx512vnni) return Isa::avx2;
+  return best;
 }
 
 Isa dot_isa(const FormatKernels& k, Isa isa) {
-  if (isa == Isa::avx2 && k.dot_avx2 != nullptr) return Isa::avx2;
+  if (isa == Isa::avx512vnni && k.tile_x4_avx512 != nullptr) return Isa::avx512vnni;
+  if ((isa == Isa::avx2 || isa == Isa::avx512vnni) && k.dot_avx2 != nullptr) return Isa::avx2;
   if (isa == Isa::neon && k.dot_neon != nullptr) return Isa::neon;
   return Isa::scalar;
 }
 
-Dot4Fn select_dot4(const FormatKernels& k, Isa isa) { return isa == Isa::avx2 ? k.dot4_avx2 : nullptr; }
+TileFn select_tile(const FormatKernels& k, Isa isa) { return isa == Isa::avx512vnni ? k.tile_x4_avx512 : nullptr; }
 
 DotFn select_dot(const FormatKernels& k, Isa isa) {
+  if (isa == Isa::avx512vnni) isa = Isa::avx2;  // the dot columns below the tiles
   switch (dot_isa(k, isa)) {
     case Isa::avx2: return k.dot_avx2;
     case Isa::neon: return k.dot_neon;
-    case Isa::scalar: break;
+    default: break;
   }
   return k.dot_ref;
 }

@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "engine/quant/kernels.hpp"
+#include "engine/quant/x4_layout.hpp"
 #include "types/tensor_type.hpp"
 
 namespace trilemma::engine {
@@ -17,23 +18,28 @@ struct FormatKernels {
   DotFn dot_ref, dot_avx2, dot_neon;  // SIMD columns are nullptr when absent
   float dot_tolerance;    // |simd - ref| <= tol * sum(|w_i * a_i|) over the dequantized values
   float roundtrip_rms;    // rms(x - dequant(quant(x))) / rms(x) on N(0, 1) data is below this
-  Dot4Fn dot4_avx2 = nullptr;  // prefill tile: 1 weight row x 4 activation rows; nullptr = use dot
+  // Optional fast path: rows repacked by pack_x4 (same size) and multiplied by the AVX-512 VNNI
+  // tile over a Q8 panel. Matrices whose rows are not a multiple of 128 stay in ggml layout.
+  PackRowFn pack_x4 = nullptr;
+  TileFn tile_x4_avx512 = nullptr;
 };
 
-enum class Isa { scalar, avx2, neon };
-std::string_view isa_name(Isa isa);  // "scalar" | "avx2" | "neon"
+// avx512vnni implies avx2: formats without a tile use their avx2 dot.
+enum class Isa { scalar, avx2, avx512vnni, neon };
+std::string_view isa_name(Isa isa);  // "scalar" | "avx2" | "avx512vnni" | "neon"
 
 std::span<const FormatKernels> format_kernels();
 // nullptr when the engine has no kernels for `type`.
 const FormatKernels* find_kernels(TensorType type);
 
 // Best ISA of this CPU, or scalar when force_scalar or TRILEMMA_FORCE_SCALAR=1 is set.
+// TRILEMMA_ISA=scalar|avx2|avx512vnni|neon caps the choice (never raises it above the CPU's).
 Isa detect_isa(bool force_scalar = false);
 // The kernel for `isa`, falling back to the `_ref` column where that column is empty.
 DotFn select_dot(const FormatKernels& k, Isa isa);
-// The 4-token prefill tile for `isa`, or nullptr (then call the dot four times).
-Dot4Fn select_dot4(const FormatKernels& k, Isa isa);
-// Which column select_dot() used, for reports.
+// The x4 tile for `isa`, or nullptr (then matrices stay in ggml layout and use select_dot).
+TileFn select_tile(const FormatKernels& k, Isa isa);
+// Which column the matmul uses for this format under `isa`, for reports.
 Isa dot_isa(const FormatKernels& k, Isa isa);
 
 }  // namespace trilemma::engine

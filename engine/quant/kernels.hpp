@@ -10,9 +10,14 @@ namespace trilemma::engine {
 using QuantizeRowFn = void (*)(const float* x, void* y, std::int64_t n);
 using DequantizeRowFn = void (*)(const void* x, float* y, std::int64_t n);
 using DotFn = float (*)(const void* w, const void* a, std::int64_t n);
-// One weight row against 4 activation rows `stride` bytes apart: out[j] = dot(w, a + j * stride).
-// The prefill kernel: each weight block is loaded once for four tokens.
-using Dot4Fn = void (*)(const void* w, const void* a, std::size_t stride, std::int64_t n, float* out);
+struct Q8Panel;  // quant/q8_panel.hpp
+// `rows` consecutive weight rows in the x4 layout (x4_layout.hpp: row r's 64-byte aligned codes
+// at codes + r * code_stride, its fp16 scales at scales + r * scale_stride) against tokens
+// t0 .. t0 + nt - 1 (nt <= 8) of a Q8 panel: out[r + j * out_stride] = dot(row r, token t0 + j).
+// Decode (nt = 1) and prefill (each weight group loaded once per 8 tokens) share it.
+using TileFn = void (*)(const std::uint8_t* codes, std::size_t code_stride, const std::uint16_t* scales,
+                        std::size_t scale_stride, int rows, const Q8Panel& panel, int t0, int nt, float* out,
+                        std::size_t out_stride);
 
 // quantize_row_* / dequantize_row_*: quant_ref_*.cpp
 void quantize_row_f32(const float* x, void* y, std::int64_t n);
@@ -56,8 +61,14 @@ float dot_q8_0_q8_0_avx2(const void* w, const void* a, std::int64_t n);
 float dot_q4_0_q8_0_avx2(const void* w, const void* a, std::int64_t n);
 float dot_tq3_t_q8_0_avx2(const void* w, const void* a, std::int64_t n);
 float dot_tq2_t_q8_0_avx2(const void* w, const void* a, std::int64_t n);
-void dot4_q8_0_q8_0_avx2(const void* w, const void* a, std::size_t stride, std::int64_t n, float* out);
-void dot4_q4_0_q8_0_avx2(const void* w, const void* a, std::size_t stride, std::int64_t n, float* out);
+
+// engine/simd/avx512/tile_avx512vnni.cpp (AVX-512 F/BW/VL + VNNI; x86-64 builds only)
+void tile_q8_0_x4_avx512vnni(const std::uint8_t* codes, std::size_t code_stride, const std::uint16_t* scales,
+                             std::size_t scale_stride, int rows, const Q8Panel& panel, int t0, int nt, float* out,
+                             std::size_t out_stride);
+void tile_q4_0_x4_avx512vnni(const std::uint8_t* codes, std::size_t code_stride, const std::uint16_t* scales,
+                             std::size_t scale_stride, int rows, const Q8Panel& panel, int t0, int nt, float* out,
+                             std::size_t out_stride);
 
 // engine/simd/neon/dot_neon.cpp (ARMv8.0 NEON; aarch64 builds only)
 float dot_f32_f32_neon(const void* w, const void* a, std::int64_t n);

@@ -33,11 +33,18 @@ ThreadPool::~ThreadPool() {
   for (auto& t : m_workers) t.join();
 }
 
+// Guided scheduling: each claim takes half of an even share of what remains (at least the
+// grain), so the first chunks are long contiguous runs (good for streaming weights from DRAM)
+// and the last ones are small (threads finish together).
 void ThreadPool::run_chunks() {
+  const std::int64_t parts = 2 * std::int64_t(size());
+  std::int64_t begin = m_next.load(std::memory_order_relaxed);
   for (;;) {
-    const std::int64_t begin = m_next.fetch_add(m_grain);
     if (begin >= m_n) return;
-    (*m_fn)(begin, std::min(m_n, begin + m_grain));
+    const std::int64_t chunk = std::max(m_grain, (m_n - begin) / parts);
+    if (!m_next.compare_exchange_weak(begin, begin + chunk, std::memory_order_relaxed)) continue;
+    (*m_fn)(begin, std::min(m_n, begin + chunk));
+    begin = m_next.load(std::memory_order_relaxed);
   }
 }
 

@@ -22,7 +22,8 @@ class ThreadPool {
   ThreadPool& operator=(const ThreadPool&) = delete;
 
   int size() const { return int(m_workers.size()) + 1; }
-  // Calls fn(begin, end) over [0, n) in chunks of `grain`, on all threads; returns when done.
+  // Calls fn(begin, end) over [0, n) on all threads; returns when done. Chunks shrink from
+  // about n / (2 * size()) down to `grain` (guided scheduling).
   // REQUIRES: not called from inside fn.
   void parallel_for(std::int64_t n, std::int64_t grain, const std::function<void(std::int64_t, std::int64_t)>& fn);
 

@@ -1,64 +1,26 @@
-// The facade on synthetic models, export/import round trips, and loaders fed bad files built
-// in code. Needs no shared data.
+// The facade (generate, export_gguf) on synthetic models; needs no shared data.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 
 #include "engine/engine.hpp"
 #include "engine/gguf/gguf_file.hpp"
+#include "engine/kv/kv_cache.hpp"
 #include "engine/model/loaders.hpp"
+#include "engine/model/prepare.hpp"
+#include "engine/model/transformer.hpp"
 #include "engine/model_source.hpp"
 #include "engine/tokenizer/tokenizer.hpp"
+#include "engine_fixtures.hpp"
 
 using namespace trilemma;
 using namespace trilemma::engine;
+using namespace trilemma::testing;
 namespace fs = std::filesystem;
-
-namespace {
-
-ModelShape tiny_shape() {
-  ModelShape s;
-  s.layers = 2;
-  s.hidden = 64;
-  s.heads = 4;
-  s.kv_heads = 2;
-  s.head_dim = 16;
-  s.ffn = 96;  // 96 % 64 != 0: tq formats fall back on ffn_down
-  s.vocab = 300;
-  s.context = 64;
-  s.tied_embeddings = false;
-  return s;
-}
-
-fs::path temp_path(const std::string& name) { return fs::temp_directory_path() / ("trilemma_engine_test_" + name); }
-
-void write_file(const fs::path& path, const std::vector<std::byte>& bytes) {
-  std::ofstream out(path, std::ios::binary);
-  out.write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
-}
-
-template <class T>
-void put(std::vector<std::byte>& b, T v) {
-  const auto* p = reinterpret_cast<const std::byte*>(&v);
-  b.insert(b.end(), p, p + sizeof(T));
-}
-
-// A llama2.c tokenizer.bin with `n` tokens: <unk>, <s>, </s>, then single letters / filler.
-std::vector<std::byte> tokenizer_bin(int n) {
-  std::vector<std::byte> b;
-  put<std::int32_t>(b, 8);
-  for (int i = 0; i < n; ++i) {
-    const std::string piece = i == 0 ? "<unk>" : i == 1 ? "<s>" : i == 2 ? "</s>" : "t" + std::to_string(i);
-    put<float>(b, 0.0f);
-    put<std::int32_t>(b, std::int32_t(piece.size()));
-    for (char c : piece) b.push_back(std::byte(c));
-  }
-  return b;
-}
-
-}  // namespace
 
 TEST_CASE("engine::generate: synthetic q8_0 model, greedy, deterministic and labelled synthetic", "[engine]") {
   GenerateOptions o;
@@ -207,90 +169,27 @@ TEST_CASE("engine::export_gguf: a failed export leaves no file behind", "[engine
   CHECK_FALSE(fs::exists(o.output));
 }
 
-TEST_CASE("engine::load_gguf_model: unknown tensor types and wrong dims are refused by name", "[engine]") {
-  ExportOptions o;
-  o.synthetic_shape = tiny_shape();
-  o.weights = TensorType::f16;
-  o.output = temp_path("patch.gguf");
-  REQUIRE(export_gguf(o).ok());
-  auto file = gguf::GgufFile::open(o.output);
-  REQUIRE(file.ok());
-  std::vector<std::byte> bytes(file->bytes().begin(), file->bytes().end());
-  fs::remove(o.output);
-  // Patch blk.1.attn_k.weight's type id (after name, n_dims, 2 dims) to an unknown one.
-  const std::string name = "blk.1.attn_k.weight";
-  const auto it = std::search(bytes.begin(), bytes.end(), reinterpret_cast<const std::byte*>(name.data()),
-                              reinterpret_cast<const std::byte*>(name.data() + name.size()));
-  REQUIRE(it != bytes.end());
-  const std::size_t type_at = std::size_t(it - bytes.begin()) + name.size() + 4 + 16;
-  std::vector<std::byte> unknown = bytes;
-  const std::uint32_t bad = 4000;
-  std::memcpy(&unknown[type_at], &bad, 4);
-  auto patched = gguf::GgufFile::parse(unknown, "patched.gguf");
-  REQUIRE(patched.ok());  // the header reader lists it
-  ThreadPool pool(1);
-  auto m = load_gguf_model(*patched, std::nullopt, pool);
-  REQUIRE_FALSE(m.ok());
-  CHECK(m.error().where == name);
-  CHECK(m.error().message == "unknown tensor type id 4000");
-  // A kv-head count that disagrees with the tensors.
-  std::vector<std::byte> wrong = bytes;
-  const std::string key = "llama.attention.head_count_kv";
-  const auto k = std::search(wrong.begin(), wrong.end(), reinterpret_cast<const std::byte*>(key.data()),
-                             reinterpret_cast<const std::byte*>(key.data() + key.size()));
-  const std::uint32_t four = 4;
-  std::memcpy(&wrong[std::size_t(k - wrong.begin()) + key.size() + 4], &four, 4);
-  auto m2 = load_gguf_model(*gguf::GgufFile::parse(wrong, "wrong.gguf"), std::nullopt, pool);
-  REQUIRE_FALSE(m2.ok());
-  CHECK(m2.error().where == "blk.0.attn_k.weight");
-}
-
-TEST_CASE("engine::load_llama2c: truncated and hostile checkpoints are errors", "[engine]") {
-  ThreadPool pool(1);
-  const fs::path path = temp_path("ckpt.bin");
-  std::vector<std::byte> b;
-  for (std::int32_t v : {64, 172, 5, 8, 4, 512, 512}) put(b, v);
-  b.resize(b.size() + 1000);  // far too few weights
-  write_file(path, b);
-  auto r = load_llama2c(path, std::nullopt, pool);
-  REQUIRE_FALSE(r.ok());
-  CHECK(r.error().message.find("weights: header needs") == 0);
-  std::vector<std::byte> neg;
-  for (std::int32_t v : {64, -172, 5, 8, 4, 512, 512}) put(neg, v);
-  write_file(path, neg);
-  r = load_llama2c(path, std::nullopt, pool);
-  REQUIRE_FALSE(r.ok());
-  CHECK(r.error().message == "header.hidden_dim: must be > 0, got -172");
-  std::vector<std::byte> huge;
-  for (std::int32_t v : {1 << 30, 1 << 30, 1 << 30, 1, 1, 1 << 30, 1}) put(huge, v);
-  write_file(path, huge);
-  r = load_llama2c(path, std::nullopt, pool);
-  REQUIRE_FALSE(r.ok());
-  write_file(path, std::vector<std::byte>(10));
-  CHECK_FALSE(load_llama2c(path, std::nullopt, pool).ok());
-  fs::remove(path);
-}
-
-TEST_CASE("engine::Tokenizer: truncated tokenizer files are errors; every prefix is safe", "[engine]") {
-  const fs::path path = temp_path("tok_trunc.bin");
-  const auto full = tokenizer_bin(20);
-  write_file(path, full);
-  REQUIRE(Tokenizer::load_llama2c(path).ok());
-  for (std::size_t n = 1; n < full.size(); ++n) {
-    write_file(path, std::vector<std::byte>(full.begin(), full.begin() + std::ptrdiff_t(n)));
-    auto t = Tokenizer::load_llama2c(path);
-    // A prefix that ends exactly between entries is a valid, smaller vocabulary.
-    if (t.ok()) CHECK(t->vocab_size() < 20);
-  }
-  fs::remove(path);
-}
-
-TEST_CASE("engine::Tokenizer: byte fallback and merges", "[engine]") {
-  const Tokenizer t = Tokenizer::from_pieces({"<unk>", "<s>", "</s>", " ", "a", "b", "ab", " ab", "<0xC3>", "<0xA9>"},
-                                             {0, 0, 0, 0, 0, 0, 1, 2, 0, 0}, {}, 1, 2);
-  CHECK(t.encode("ab", true, false) == std::vector<int>{1, 7});
-  CHECK(t.encode("é", false, true) == std::vector<int>{3, 8, 9, 2});
-  CHECK(t.decode(1, 7) == "ab");
-  CHECK(t.decode(7, 8) == "\xC3");
-  CHECK(t.encode("", true, false) == std::vector<int>{1});
+TEST_CASE("engine::generate: reports the kernel columns it used", "[engine]") {
+  GenerateOptions o;
+  ModelShape s = tiny_shape();
+  s.hidden = 128, s.head_dim = 32, s.ffn = 256;
+  o.synthetic_shape = s;
+  o.weights = TensorType::q4_0;
+  o.steps = 2;
+  auto r = generate(o, nullptr);
+  REQUIRE(r.ok());
+  const Isa best = detect_isa();
+  if (best == Isa::avx512vnni) CHECK(r->kernels == "avx512vnni");
+  if (best == Isa::avx2) CHECK(r->kernels == "avx2");
+  o.weights = TensorType::q5_k;  // no SIMD column
+  s.hidden = 256, s.head_dim = 64, s.ffn = 512;  // every row a multiple of 256: no f32 fallback
+  o.synthetic_shape = s;
+  r = generate(o, nullptr);
+  REQUIRE(r.ok());
+  CHECK(r->kernels == "scalar");
+  o.force_scalar = true;
+  o.weights = TensorType::q4_0;
+  r = generate(o, nullptr);
+  REQUIRE(r.ok());
+  CHECK(r->kernels == "scalar");
 }

@@ -8,6 +8,7 @@
 #include "engine/quant/blocks.hpp"
 #include "engine/quant/fp16.hpp"
 #include "engine/quant/kernel_table.hpp"
+#include "engine/quant/q8_panel.hpp"
 
 using namespace trilemma;
 using namespace trilemma::engine;
@@ -35,9 +36,12 @@ Encoded encode(TensorType type, const std::vector<float>& x) {
   return e;
 }
 
+// Every SIMD level this CPU runs (avx512vnni machines also test their avx2 columns).
 std::vector<Isa> compiled_isas() {
   std::vector<Isa> out;
-  if (detect_isa() != Isa::scalar) out.push_back(detect_isa());
+  const Isa best = detect_isa();
+  if (best == Isa::avx512vnni) out.push_back(Isa::avx2);
+  if (best != Isa::scalar) out.push_back(best);
   return out;
 }
 
@@ -81,7 +85,7 @@ TEST_CASE("quant::format_kernels: every SIMD column matches its _ref twin on 1, 
       // The reference dot is the dot of the dequantized rows (float rounding aside).
       CHECK(std::fabs(ref - exact) <= 1e-5 * magnitude + 1e-6);
       for (const Isa isa : isas) {
-        if (dot_isa(row, isa) == Isa::scalar) continue;
+        if (select_dot(row, isa) == row.dot_ref) continue;
         CAPTURE(isa_name(isa));
         const float simd = select_dot(row, isa)(w.bytes.data(), a.bytes.data(), n);
         CHECK(std::fabs(simd - ref) <= row.dot_tolerance * magnitude + 1e-6);
@@ -167,26 +171,47 @@ TEST_CASE("quant::detect_isa: force_scalar and TRILEMMA_FORCE_SCALAR pick the _r
   CHECK(find_kernels(TensorType::q4_1) == nullptr);
 }
 
-TEST_CASE("quant::format_kernels: every 4-token prefill tile matches four _ref dots", "[quant]") {
+TEST_CASE("quant::format_kernels: every x4 tile matches the _ref dots for 1..8 tokens and 1..9 rows", "[quant]") {
   for (const auto& row : format_kernels()) {
-    const Dot4Fn dot4 = select_dot4(row, detect_isa());
-    if (dot4 == nullptr) continue;
-    for (int blocks : {1, 2, 3, 128}) {
-      const std::int64_t n = std::int64_t(blocks) * info(row.weight).block_elems;
+    const TileFn tile = select_tile(row, detect_isa());
+    if (tile == nullptr) continue;
+    REQUIRE(row.pack_x4 != nullptr);
+    for (int groups : {1, 2, 3, 16}) {  // x4 rows are multiples of 128 weights
+      const std::int64_t n = std::int64_t(groups) * k_x4_elems;
       CAPTURE(info(row.weight).name, n);
-      const Encoded w = encode(row.weight, normal(std::size_t(n), 99));
+      // 9 weight rows packed as a matrix: 64-byte aligned code rows, then the scales.
+      constexpr int rows = 9;
+      std::vector<Encoded> w;
+      for (int r = 0; r < rows; ++r) w.push_back(encode(row.weight, normal(std::size_t(n), 99 + std::uint32_t(r))));
+      const std::size_t code_bytes = x4_code_bytes(w[0].bytes.size(), n / 32);
+      struct alignas(64) Line { std::uint8_t b[64]; };
+      std::vector<Line> codes(rows * code_bytes / 64);
+      std::vector<std::uint16_t> scales(std::size_t(rows * n / 32));
+      for (int r = 0; r < rows; ++r)
+        row.pack_x4(w[std::size_t(r)].bytes.data(), codes[0].b + std::size_t(r) * code_bytes, &scales[std::size_t(r * n / 32)], n);
       std::vector<Encoded> acts;
-      std::vector<std::byte> packed;
-      for (int j = 0; j < 4; ++j) {
-        acts.push_back(encode(row.activation, normal(std::size_t(n), 100 + std::uint32_t(j))));
-        packed.insert(packed.end(), acts.back().bytes.begin(), acts.back().bytes.end());
+      std::vector<std::byte> act_rows;
+      for (int j = 0; j < 9; ++j) {
+        acts.push_back(encode(TensorType::q8_0, normal(std::size_t(n), 100 + std::uint32_t(j))));
+        act_rows.insert(act_rows.end(), acts.back().bytes.begin(), acts.back().bytes.end());
       }
-      float out[4];
-      dot4(w.bytes.data(), packed.data(), acts[0].bytes.size(), n, out);
-      for (int j = 0; j < 4; ++j) {
-        double magnitude = 0;
-        for (std::int64_t i = 0; i < n; ++i) magnitude += std::fabs(double(w.decoded[i]) * acts[j].decoded[i]);
-        CHECK(std::fabs(out[j] - row.dot_ref(w.bytes.data(), acts[j].bytes.data(), n)) <= row.dot_tolerance * magnitude + 1e-6);
+      Q8Panel panel;
+      pack_q8_panel(act_rows.data(), acts[0].bytes.size(), 9, n / 32, panel);
+      for (int t0 : {0, 1}) {
+        for (int nt = 1; nt <= 8; ++nt) {
+          CAPTURE(t0, nt);
+          std::vector<float> out(std::size_t(rows * 8), -1.0f);
+          tile(codes[0].b, code_bytes, scales.data(), std::size_t(n / 32), rows, panel, t0, nt, out.data(), rows);
+          for (int r = 0; r < rows; ++r) {
+            for (int j = 0; j < nt; ++j) {
+              const Encoded& a = acts[std::size_t(t0 + j)];
+              double magnitude = 0;
+              for (std::int64_t i = 0; i < n; ++i) magnitude += std::fabs(double(w[std::size_t(r)].decoded[i]) * a.decoded[i]);
+              const float ref = row.dot_ref(w[std::size_t(r)].bytes.data(), a.bytes.data(), n);
+              CHECK(std::fabs(out[std::size_t(r + j * rows)] - ref) <= row.dot_tolerance * magnitude + 1e-6);
+            }
+          }
+        }
       }
     }
   }

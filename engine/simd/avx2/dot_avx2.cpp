@@ -114,27 +114,6 @@ float dot_blocks_q8_0(const Block* x, const BlockQ8_0* y, std::int64_t nb) {
   return hsum(_mm256_add_ps(acc0, acc1));
 }
 
-// One weight row against four activation rows: each weight block is loaded and unpacked once
-// and used four times, with four independent accumulators (prefill is compute-bound).
-template <class Block>
-void dot4_blocks_q8_0(const Block* x, const std::byte* a, std::size_t stride, std::int64_t nb, float* out) {
-  const BlockQ8_0* y[4];
-  for (int j = 0; j < 4; ++j) y[j] = reinterpret_cast<const BlockQ8_0*>(a + std::size_t(j) * stride);
-  __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
-  const __m256i ones = _mm256_set1_epi16(1);
-  for (std::int64_t i = 0; i < nb; ++i) {
-    const __m256i qx = codes(x[i]);
-    const __m256i ax = _mm256_sign_epi8(qx, qx);
-    const float dx = fp16(x[i].d);
-    for (int j = 0; j < 4; ++j) {
-      const __m256i sy = _mm256_sign_epi8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(y[j][i].qs)), qx);
-      const __m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(ax, sy), ones);
-      acc[j] = _mm256_fmadd_ps(_mm256_set1_ps(dx * fp16(y[j][i].d)), _mm256_cvtepi32_ps(p), acc[j]);
-    }
-  }
-  for (int j = 0; j < 4; ++j) out[j] = hsum(acc[j]);
-}
-
 }  // namespace
 
 float dot_q8_0_q8_0_avx2(const void* w, const void* a, std::int64_t n) {
@@ -143,13 +122,6 @@ float dot_q8_0_q8_0_avx2(const void* w, const void* a, std::int64_t n) {
 float dot_q4_0_q8_0_avx2(const void* w, const void* a, std::int64_t n) {
   return dot_blocks_q8_0(static_cast<const BlockQ4_0*>(w), static_cast<const BlockQ8_0*>(a), n / k_qk4_0);
 }
-void dot4_q8_0_q8_0_avx2(const void* w, const void* a, std::size_t stride, std::int64_t n, float* out) {
-  dot4_blocks_q8_0(static_cast<const BlockQ8_0*>(w), static_cast<const std::byte*>(a), stride, n / k_qk8_0, out);
-}
-void dot4_q4_0_q8_0_avx2(const void* w, const void* a, std::size_t stride, std::int64_t n, float* out) {
-  dot4_blocks_q8_0(static_cast<const BlockQ4_0*>(w), static_cast<const std::byte*>(a), stride, n / k_qk4_0, out);
-}
-
 namespace {
 
 // Both halves of a tq block against two Q8_0 blocks; q[h] holds codes 32h..32h+31.

@@ -1,0 +1,46 @@
+#include "engine/quant/q8_panel.hpp"
+
+#include "engine/quant/blocks.hpp"
+#include "engine/quant/fp16.hpp"
+
+namespace trilemma::engine {
+
+void resize_q8_panel(Q8Panel& panel, int tokens, std::int64_t blocks) {
+  panel.tokens = tokens;
+  panel.groups = blocks / 4;
+  const std::size_t total = std::size_t(tokens) * std::size_t(panel.groups);
+  panel.s8.resize(total * 128);
+  panel.u8.resize(total * 128);
+  panel.init.resize(total * 16);
+  panel.dy.resize(total * 4);
+}
+
+void pack_q8_panel_token(const std::byte* row, int t, Q8Panel& out) {
+  const auto* y = reinterpret_cast<const BlockQ8_0*>(row);
+  const std::size_t g_count = std::size_t(out.groups);
+  for (std::size_t g = 0; g < g_count; ++g) {
+    const std::size_t at = std::size_t(t) * g_count + g;
+    std::int8_t* s8 = &out.s8[at * 128];
+    std::uint8_t* u8 = &out.u8[at * 128];
+    std::int32_t* init = &out.init[at * 16];
+    for (std::size_t k = 0; k < 4; ++k) {
+      const BlockQ8_0& b = y[4 * g + k];
+      int sum = 0;
+      for (std::size_t j = 0; j < 32; ++j) {
+        const std::size_t pos = (j < 16 ? 0 : 64) + 16 * k + j % 16;
+        s8[pos] = b.qs[j];
+        u8[pos] = std::uint8_t(b.qs[j] + 128);
+        sum += b.qs[j];
+      }
+      for (std::size_t lane = 0; lane < 4; ++lane) init[4 * k + lane] = lane == 0 ? -8 * sum : 0;
+      out.dy[at * 4 + k] = fp16_to_fp32(b.d);
+    }
+  }
+}
+
+void pack_q8_panel(const std::byte* rows, std::size_t stride, int tokens, std::int64_t blocks, Q8Panel& out) {
+  resize_q8_panel(out, tokens, blocks);
+  for (int t = 0; t < tokens; ++t) pack_q8_panel_token(rows + std::size_t(t) * stride, t, out);
+}
+
+}  // namespace trilemma::engine

@@ -1,0 +1,37 @@
+// Activations packed for the x4 tiles (simd/avx512/tile_avx512vnni.cpp): Q8_0 rows regrouped
+// by 4 blocks in the x4 code order (x4_layout.hpp), with what the tiles need precomputed once
+// per token instead of once per weight row. Per token and group g of 4 blocks:
+//   s8   [128]  codes: lo = codes 0..15 of blocks 0..3, then hi = codes 16..31
+//   u8   [128]  the same + 128 as unsigned bytes (the sign bit flipped)
+//   init [16]   int32: -8 * sum(codes of block k) at lane 4k, 0 elsewhere (Q4_0's zero point)
+//   dy   [4]    float scales of the 4 blocks
+// 340 bytes per 128 activations; a kernel touches only what it uses (Q8_0: u8 + dy, Q4_0:
+// s8 + init + dy), which for 8 tokens of a 5632-wide row stays within L2.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+namespace trilemma::engine {
+
+struct Q8Panel {
+  int tokens = 0;
+  std::int64_t groups = 0;
+  std::vector<std::int8_t> s8;
+  std::vector<std::uint8_t> u8;
+  std::vector<std::int32_t> init;
+  std::vector<float> dy;
+
+  const std::int8_t* s8_of(int t) const { return s8.data() + std::size_t(t) * std::size_t(groups) * 128; }
+  const std::uint8_t* u8_of(int t) const { return u8.data() + std::size_t(t) * std::size_t(groups) * 128; }
+  const std::int32_t* init_of(int t) const { return init.data() + std::size_t(t) * std::size_t(groups) * 16; }
+  const float* dy_of(int t) const { return dy.data() + std::size_t(t) * std::size_t(groups) * 4; }
+};
+
+// Sizes the panel for `tokens` rows of `blocks` Q8_0 blocks. REQUIRES blocks % 4 == 0.
+void resize_q8_panel(Q8Panel& panel, int tokens, std::int64_t blocks);
+// Packs one Q8_0 row as token t (tokens may be packed concurrently).
+void pack_q8_panel_token(const std::byte* row, int t, Q8Panel& panel);
+// Both, for `tokens` rows `stride` bytes apart.
+void pack_q8_panel(const std::byte* rows, std::size_t stride, int tokens, std::int64_t blocks, Q8Panel& out);
+
+}  // namespace trilemma::engine

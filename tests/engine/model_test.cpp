@@ -1,0 +1,191 @@
+// Loaders fed bad files built in code, the tokenizer, and forward-pass equivalences on
+// synthetic models; needs no shared data.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "engine/engine.hpp"
+#include "engine/gguf/gguf_file.hpp"
+#include "engine/kv/kv_cache.hpp"
+#include "engine/model/loaders.hpp"
+#include "engine/model/prepare.hpp"
+#include "engine/model/transformer.hpp"
+#include "engine/model_source.hpp"
+#include "engine/tokenizer/tokenizer.hpp"
+#include "engine_fixtures.hpp"
+
+using namespace trilemma;
+using namespace trilemma::engine;
+using namespace trilemma::testing;
+namespace fs = std::filesystem;
+
+TEST_CASE("engine::load_gguf_model: unknown tensor types and wrong dims are refused by name", "[engine]") {
+  ExportOptions o;
+  o.synthetic_shape = tiny_shape();
+  o.weights = TensorType::f16;
+  o.output = temp_path("patch.gguf");
+  REQUIRE(export_gguf(o).ok());
+  auto file = gguf::GgufFile::open(o.output);
+  REQUIRE(file.ok());
+  std::vector<std::byte> bytes(file->bytes().begin(), file->bytes().end());
+  fs::remove(o.output);
+  // Patch blk.1.attn_k.weight's type id (after name, n_dims, 2 dims) to an unknown one.
+  const std::string name = "blk.1.attn_k.weight";
+  const auto it = std::search(bytes.begin(), bytes.end(), reinterpret_cast<const std::byte*>(name.data()),
+                              reinterpret_cast<const std::byte*>(name.data() + name.size()));
+  REQUIRE(it != bytes.end());
+  const std::size_t type_at = std::size_t(it - bytes.begin()) + name.size() + 4 + 16;
+  std::vector<std::byte> unknown = bytes;
+  const std::uint32_t bad = 4000;
+  std::memcpy(&unknown[type_at], &bad, 4);
+  auto patched = gguf::GgufFile::parse(unknown, "patched.gguf");
+  REQUIRE(patched.ok());  // the header reader lists it
+  ThreadPool pool(1);
+  auto m = load_gguf_model(*patched, std::nullopt, pool);
+  REQUIRE_FALSE(m.ok());
+  CHECK(m.error().where == name);
+  CHECK(m.error().message == "unknown tensor type id 4000");
+  // A kv-head count that disagrees with the tensors.
+  std::vector<std::byte> wrong = bytes;
+  const std::string key = "llama.attention.head_count_kv";
+  const auto k = std::search(wrong.begin(), wrong.end(), reinterpret_cast<const std::byte*>(key.data()),
+                             reinterpret_cast<const std::byte*>(key.data() + key.size()));
+  const std::uint32_t four = 4;
+  std::memcpy(&wrong[std::size_t(k - wrong.begin()) + key.size() + 4], &four, 4);
+  auto m2 = load_gguf_model(*gguf::GgufFile::parse(wrong, "wrong.gguf"), std::nullopt, pool);
+  REQUIRE_FALSE(m2.ok());
+  CHECK(m2.error().where == "blk.0.attn_k.weight");
+}
+
+TEST_CASE("engine::load_llama2c: truncated and hostile checkpoints are errors", "[engine]") {
+  ThreadPool pool(1);
+  const fs::path path = temp_path("ckpt.bin");
+  std::vector<std::byte> b;
+  for (std::int32_t v : {64, 172, 5, 8, 4, 512, 512}) put(b, v);
+  b.resize(b.size() + 1000);  // far too few weights
+  write_file(path, b);
+  auto r = load_llama2c(path, std::nullopt, pool);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().message.find("weights: header needs") == 0);
+  std::vector<std::byte> neg;
+  for (std::int32_t v : {64, -172, 5, 8, 4, 512, 512}) put(neg, v);
+  write_file(path, neg);
+  r = load_llama2c(path, std::nullopt, pool);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().message == "header.hidden_dim: must be > 0, got -172");
+  std::vector<std::byte> huge;
+  for (std::int32_t v : {1 << 30, 1 << 30, 1 << 30, 1, 1, 1 << 30, 1}) put(huge, v);
+  write_file(path, huge);
+  r = load_llama2c(path, std::nullopt, pool);
+  REQUIRE_FALSE(r.ok());
+  write_file(path, std::vector<std::byte>(10));
+  CHECK_FALSE(load_llama2c(path, std::nullopt, pool).ok());
+  fs::remove(path);
+}
+
+TEST_CASE("engine::Tokenizer: truncated tokenizer files are errors; every prefix is safe", "[engine]") {
+  const fs::path path = temp_path("tok_trunc.bin");
+  const auto full = tokenizer_bin(20);
+  write_file(path, full);
+  REQUIRE(Tokenizer::load_llama2c(path).ok());
+  for (std::size_t n = 1; n < full.size(); ++n) {
+    write_file(path, std::vector<std::byte>(full.begin(), full.begin() + std::ptrdiff_t(n)));
+    auto t = Tokenizer::load_llama2c(path);
+    // A prefix that ends exactly between entries is a valid, smaller vocabulary.
+    if (t.ok()) CHECK(t->vocab_size() < 20);
+  }
+  fs::remove(path);
+}
+
+TEST_CASE("engine::Tokenizer: byte fallback and merges", "[engine]") {
+  const Tokenizer t = Tokenizer::from_pieces({"<unk>", "<s>", "</s>", " ", "a", "b", "ab", " ab", "<0xC3>", "<0xA9>"},
+                                             {0, 0, 0, 0, 0, 0, 1, 2, 0, 0}, {}, 1, 2);
+  CHECK(t.encode("ab", true, false) == std::vector<int>{1, 7});
+  CHECK(t.encode("é", false, true) == std::vector<int>{3, 8, 9, 2});
+  CHECK(t.decode(1, 7) == "ab");
+  CHECK(t.decode(7, 8) == "\xC3");
+  CHECK(t.encode("", true, false) == std::vector<int>{1});
+}
+
+TEST_CASE("engine::Transformer: NeoX RoPE on half-split weights equals adjacent RoPE", "[engine]") {
+  // Rotating pairs (i, i + d/2) of a head whose q/k rows were permuted from the adjacent
+  // order (2i, 2i+1) gives the same q.k products, so the logits must agree.
+  ThreadPool pool(1);
+  auto adjacent = make_synthetic(tiny_shape(), "adjacent", std::nullopt, 5, pool);
+  auto neox = make_synthetic(tiny_shape(), "neox", std::nullopt, 5, pool);
+  REQUIRE(adjacent.ok());
+  REQUIRE(neox.ok());
+  neox->shape.rope_layout = RopeLayout::neox;
+  const int hd = int(neox->shape.head_dim);
+  const auto permute = [&](const Matrix& src) {
+    auto* dst = reinterpret_cast<float*>(neox->storage->allocate(src.bytes()));
+    const auto* in = reinterpret_cast<const float*>(src.data);
+    for (std::int64_t r = 0; r < src.rows; ++r) {
+      const std::int64_t head = r / hd, i = r % hd;
+      // adjacent row 2j -> neox row j, adjacent row 2j+1 -> neox row j + hd/2
+      const std::int64_t to = head * hd + (i % 2 == 0 ? i / 2 : i / 2 + hd / 2);
+      std::memcpy(dst + to * src.cols, in + r * src.cols, std::size_t(src.cols) * 4);
+    }
+    return Matrix{src.type, src.rows, src.cols, reinterpret_cast<const std::byte*>(dst)};
+  };
+  for (auto& l : neox->layers) l.wq = permute(l.wq), l.wk = permute(l.wk);
+  const std::vector<int> tokens = {1, 50, 60, 70, 80, 90, 100};
+  const auto& s = adjacent->shape;
+  Transformer a(*adjacent, pool, Isa::scalar, std::make_unique<ContiguousKvCache>(2, 16, 4, 2, 16));
+  Transformer b(*neox, pool, Isa::scalar, std::make_unique<ContiguousKvCache>(2, 16, 4, 2, 16));
+  auto la = a.forward(tokens, 0, true);
+  REQUIRE(la.ok());
+  const std::vector<float> logits(la->begin(), la->end());
+  auto lb = b.forward(tokens, 0, true);
+  REQUIRE(lb.ok());
+  REQUIRE(lb->size() == tokens.size() * s.vocab);
+  for (std::size_t i = 0; i < logits.size(); ++i) REQUIRE((*lb)[i] == Approx(logits[i]).margin(1e-4));
+  // And the layouts really differ: neox rotation of the unpermuted weights changes the logits.
+  neox->layers = adjacent->layers;
+  Transformer c(*neox, pool, Isa::scalar, std::make_unique<ContiguousKvCache>(2, 16, 4, 2, 16));
+  auto lc = c.forward(tokens, 0, true);
+  REQUIRE(lc.ok());
+  double diff = 0;
+  for (std::size_t i = 0; i < logits.size(); ++i) diff = std::max(diff, double(std::fabs((*lc)[i] - logits[i])));
+  CHECK(diff > 1e-3);
+}
+
+TEST_CASE("engine::pack_for_isa: x4 tiles give the logits of the ggml-layout kernels", "[engine]") {
+  ModelShape s = tiny_shape();
+  s.hidden = 128, s.heads = 4, s.kv_heads = 2, s.head_dim = 32, s.ffn = 256, s.vocab = 300;
+  s.tied_embeddings = true;  // the classifier is packed as a copy, the rest in place
+  const Isa best = detect_isa();
+  for (TensorType t : {TensorType::q8_0, TensorType::q4_0}) {
+    CAPTURE(info(t).name, isa_name(best));
+    ThreadPool pool(2);
+    auto plain = make_synthetic(s, "plain", t, 11, pool);
+    auto packed = make_synthetic(s, "packed", t, 11, pool);
+    REQUIRE(plain.ok());
+    REQUIRE(packed.ok());
+    pack_for_isa(*packed, best, pool);
+    const bool has_tile = select_tile(*find_kernels(t), best) != nullptr;
+    CHECK(packed->layers[0].w2.x4 == has_tile);
+    CHECK(packed->classifier.x4 == has_tile);
+    CHECK_FALSE(packed->token_embedding.x4);  // row lookups read ggml layout
+    std::vector<int> tokens = {1, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49};  // > 8: two tiles
+    Transformer a(*plain, pool, Isa::scalar, std::make_unique<ContiguousKvCache>(2, 16, 4, 2, 32));
+    Transformer b(*packed, pool, best, std::make_unique<ContiguousKvCache>(2, 16, 4, 2, 32));
+    auto la = a.forward(tokens, 0, true);
+    REQUIRE(la.ok());
+    const std::vector<float> ref(la->begin(), la->end());
+    auto lb = b.forward(tokens, 0, true);
+    REQUIRE(lb.ok());
+    for (std::size_t i = 0; i < ref.size(); ++i) REQUIRE((*lb)[i] == Approx(ref[i]).margin(2e-3).epsilon(1e-3));
+    auto one = b.forward({&tokens[3], 1}, 3);  // decode path (one token) over the same cache
+    REQUIRE(one.ok());
+    for (std::size_t v = 0; v < s.vocab; ++v) REQUIRE((*one)[v] == Approx(ref[3 * s.vocab + v]).margin(2e-3).epsilon(1e-3));
+    if (has_tile) {  // a packed model refuses kernels without the tile
+      Transformer c(*packed, pool, Isa::avx2, std::make_unique<ContiguousKvCache>(2, 16, 4, 2, 32));
+      CHECK_FALSE(c.forward(tokens, 0).ok());
+    }
+  }
+}
