@@ -5,19 +5,23 @@
 #include <new>
 
 #include "engine/gguf/gguf_writer.hpp"
-#include "engine/kv/kv_cache.hpp"
+#include "engine/kv/kv_pages.hpp"
 #include "engine/model/prepare.hpp"
 #include "engine/model/transformer.hpp"
 #include "engine/model_source.hpp"
 #include "engine/quant/kernel_table.hpp"
 #include "engine/runtime/memory_stats.hpp"
 #include "engine/sampling/sampler.hpp"
+#include "engine/speculative/draft.hpp"
+#include "engine/speculative/speculative.hpp"
 
 namespace trilemma::engine {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
+
+constexpr int k_max_batch = 64;  // tokens per forward chunk; also the sliding ring's slack
 
 Error usage(const std::string& where, const std::string& message) { return make_error(ErrorKind::usage, "", where, message); }
 
@@ -41,41 +45,35 @@ std::string kernels_used(const Model& m, Isa isa) {
   return out;
 }
 
-Result<GenerateReport> generate_impl(const GenerateOptions& o, const std::function<void(std::string_view)>& on_text) {
-  if (o.steps < 0) return usage("steps", "must be >= 0");
-  if (!(o.temperature >= 0)) return usage("temperature", "must be >= 0");
-  if (!(o.top_p > 0 && o.top_p <= 1)) return usage("top_p", "must be in (0, 1]");
-  ThreadPool pool(o.threads);
-  const Isa isa = detect_isa(o.force_scalar);
-  TRILEMMA_TRY(loaded, load_model({o.model_path, o.tokenizer_path, o.synthetic_shape, o.synthetic_name, o.weights}, pool));
-  pack_for_isa(loaded.model, isa, pool);
-  const Model& m = loaded.model;
-  const Tokenizer& tok = loaded.tokenizer;
+KvConfig kv_config(const KvOptions& kv, const ModelShape& s, int capacity, Isa isa) {
+  KvConfig c;
+  c.layers = int(s.layers), c.heads = int(s.heads), c.kv_heads = int(s.kv_heads), c.head_dim = int(s.head_dim);
+  c.capacity = capacity;
+  c.format = kv.format, c.strategy = kv.strategy, c.page_positions = kv.page_size;
+  c.window = kv.window, c.sinks = kv.sinks, c.resident_bytes = kv.resident_bytes, c.spill_dir = kv.spill_dir;
+  c.max_rewrite = k_max_batch;
+  c.isa = isa;
+  return c;
+}
 
-  GenerateReport r;
-  r.synthetic = m.synthetic;
-  r.weights = m.weights_name();
-  r.fallbacks = m.fallbacks;
-  r.kernels = kernels_used(m, isa);
-  r.threads = pool.size();
-  r.weight_bytes = m.weight_bytes();
-  r.prompt_tokens = tok.encode(o.prompt, true, false);
-  const int n_prompt = int(r.prompt_tokens.size());
-  if (n_prompt > int(m.shape.context))
-    return usage("prompt", std::to_string(n_prompt) + " tokens exceed the model's context of " + std::to_string(m.shape.context));
-  const int capacity = std::min<int>(int(m.shape.context), n_prompt + o.steps);
-  const auto& s = m.shape;
-  Transformer tf(m, pool, isa,
-                 std::make_unique<ContiguousKvCache>(int(s.layers), capacity, int(s.heads), int(s.kv_heads), int(s.head_dim),
-                                                     select_dot(*find_kernels(TensorType::f32), isa)));
+struct PlainRun {
+  std::vector<int> tokens;
+  std::string text;
+  double ttft_ms = 0, prefill_tok_s = 0, decode_tok_s = 0;
+};
+
+// Prefill the prompt in one batch, then sample and decode one token at a time.
+Result<PlainRun> plain_decode(Transformer& tf, const Tokenizer& tok, const std::vector<int>& prompt, const GenerateOptions& o,
+                              const std::function<void(std::string_view)>& on_text) {
+  PlainRun r;
+  const int n_prompt = int(prompt.size());
+  const int capacity = tf.cache().capacity();
   Sampler sampler(o.temperature, o.top_p, o.seed);
-
   const auto start = Clock::now();
-  TRILEMMA_TRY(prefill_logits, tf.forward(r.prompt_tokens, 0));
-  const double prefill_ms = ms_since(start);
-  r.prefill_tok_s = n_prompt / (prefill_ms / 1000.0);
+  TRILEMMA_TRY(prefill_logits, tf.forward(prompt, 0));
+  r.prefill_tok_s = n_prompt / (ms_since(start) / 1000.0);
   std::span<const float> logits = prefill_logits;
-  int prev = r.prompt_tokens.back();
+  int prev = prompt.back();
   double decode_ms = 0;
   int decoded = 0;
   for (int pos = n_prompt; pos < n_prompt + o.steps; ++pos) {
@@ -87,7 +85,7 @@ Result<GenerateReport> generate_impl(const GenerateOptions& o, const std::functi
     r.text += piece;
     if (on_text) on_text(piece);
     prev = next;
-    if (pos + 1 >= capacity) break;
+    if (pos + 1 >= capacity || int(r.tokens.size()) >= o.steps) break;
     const auto t0 = Clock::now();
     TRILEMMA_TRY(step_logits, tf.forward({&next, 1}, pos));
     decode_ms += ms_since(t0);
@@ -95,7 +93,107 @@ Result<GenerateReport> generate_impl(const GenerateOptions& o, const std::functi
     logits = step_logits;
   }
   r.decode_tok_s = decoded > 0 ? decoded / (decode_ms / 1000.0) : 0.0;
-  r.peak_rss_bytes = peak_rss_bytes();
+  return r;
+}
+
+Result<GenerateReport> generate_impl(const GenerateOptions& o, const std::function<void(std::string_view)>& on_text) {
+  if (o.steps < 0) return usage("steps", "must be >= 0");
+  if (!(o.temperature >= 0)) return usage("temperature", "must be >= 0");
+  if (!(o.top_p > 0 && o.top_p <= 1)) return usage("top_p", "must be in (0, 1]");
+  if (o.context < 0) return usage("context", "must be >= 0");
+  const bool speculative = o.draft != DraftKind::none;
+  if (speculative && o.draft_len < 1) return usage("draft_len", "must be >= 1");
+  if (!speculative && o.measure_baseline) return usage("measure_baseline", "applies to speculative decoding only");
+  const std::uint64_t runtime_bytes = current_rss_bytes();
+  ThreadPool pool(o.threads);
+  const Isa isa = detect_isa(o.force_scalar);
+  const ModelSource source{o.model_path, o.tokenizer_path, o.synthetic_shape, o.synthetic_name, o.weights};
+  TRILEMMA_TRY(loaded, load_model(source, pool));
+  pack_for_isa(loaded.model, isa, pool);
+  const Model& m = loaded.model;
+  const Tokenizer& tok = loaded.tokenizer;
+
+  GenerateReport r;
+  r.synthetic = m.synthetic;
+  r.weights = m.weights_name();
+  r.fallbacks = m.fallbacks;
+  r.kernels = kernels_used(m, isa);
+  r.threads = pool.size();
+  r.weight_bytes = m.weight_bytes();
+  r.kv = describe(o.kv);
+  r.prompt_tokens = tok.encode(o.prompt, true, false);
+  const int n_prompt = int(r.prompt_tokens.size());
+  const int wanted = o.context > 0 ? o.context : n_prompt + o.steps + (speculative ? o.draft_len : 0);
+  const int capacity = std::min<int>(int(m.shape.context), wanted);
+  if (n_prompt > capacity)
+    return usage("prompt", std::to_string(n_prompt) + " tokens exceed the context of " + std::to_string(capacity));
+  const KvConfig kvc = kv_config(o.kv, m.shape, capacity, isa);
+  TRILEMMA_TRY(cache, make_kv_cache(kvc));
+  Transformer tf(m, pool, isa, std::move(cache), k_max_batch);
+  std::uint64_t draft_kv = 0, draft_scratch = 0, draft_spilled = 0;
+
+  if (!speculative) {
+    TRILEMMA_TRY(run, plain_decode(tf, tok, r.prompt_tokens, o, on_text));
+    r.tokens = std::move(run.tokens);
+    r.text = std::move(run.text);
+    r.ttft_ms = run.ttft_ms, r.prefill_tok_s = run.prefill_tok_s, r.decode_tok_s = run.decode_tok_s;
+  } else {
+    double baseline_step_ms = 0;
+    if (o.measure_baseline) {
+      TRILEMMA_TRY(base_cache, make_kv_cache(kvc));
+      Transformer base(m, pool, isa, std::move(base_cache), k_max_batch);
+      TRILEMMA_TRY(run, plain_decode(base, tok, r.prompt_tokens, o, nullptr));
+      r.baseline_decode_tok_s = run.decode_tok_s;
+      r.baseline_tokens = std::move(run.tokens);
+      if (run.decode_tok_s > 0) baseline_step_ms = 1000.0 / run.decode_tok_s;
+    }
+    DraftSpec spec;
+    spec.kind = o.draft;
+    spec.model = ModelSource{o.draft_model_path, o.draft_tokenizer_path ? o.draft_tokenizer_path : o.tokenizer_path,
+                             o.draft_synthetic_shape, "draft", std::nullopt};
+    spec.weights = o.draft_weights;
+    spec.layers = o.draft_layers;
+    TRILEMMA_TRY(draft, make_draft(spec, loaded, source, pool, isa));
+    TRILEMMA_TRY(draft_cache, make_kv_cache(kv_config(o.kv, draft.model->shape, capacity, isa)));
+    Transformer dtf(*draft.model, pool, isa, std::move(draft_cache), k_max_batch);
+    SpeculativeParams sp;
+    sp.draft_len = o.draft_len, sp.steps = o.steps, sp.temperature = o.temperature, sp.top_p = o.top_p, sp.seed = o.seed;
+    sp.stop_tokens = {tok.eos(), tok.bos()};
+    int prev = r.prompt_tokens.back();
+    TRILEMMA_TRY(run, speculative_decode(tf, dtf, r.prompt_tokens, sp, [&](int t) {
+      const std::string piece = tok.decode(prev, t);
+      r.text += piece;
+      if (on_text) on_text(piece);
+      prev = t;
+    }));
+    r.tokens = run.tokens;
+    r.ttft_ms = run.first_token_ms;
+    r.prefill_tok_s = n_prompt / (run.prefill_ms / 1000.0);
+    r.decode_tok_s = run.decode_ms > 0 ? double(run.tokens.size()) / (run.decode_ms / 1000.0) : 0.0;
+    r.draft = draft.description;
+    r.acceptance_rate = run.acceptance_rate();
+    r.tokens_per_pass = run.tokens_per_pass();
+    r.target_passes = run.rounds, r.drafted = run.drafted, r.accepted = run.accepted;
+    const double draft_step_ms = run.draft_calls > 0 ? run.draft_ms / run.draft_calls : 0.0;
+    const double target_step_ms = baseline_step_ms > 0 ? baseline_step_ms : (run.rounds > 0 ? run.target_ms / run.rounds : 0.0);
+    r.draft_cost_ratio = target_step_ms > 0 ? draft_step_ms / target_step_ms : 0.0;
+    if (r.baseline_decode_tok_s && *r.baseline_decode_tok_s > 0) {
+      r.speculative_speedup = r.decode_tok_s / *r.baseline_decode_tok_s;
+      r.predicted_speedup = speculative_speedup_model(r.acceptance_rate, o.draft_len, r.draft_cost_ratio);
+    }
+    const KvStats ds = dtf.cache().stats();
+    draft_kv = ds.allocated_bytes, draft_spilled = ds.spilled_bytes, draft_scratch = dtf.scratch_bytes();
+    r.memory.draft_weights = draft.extra_weight_bytes;
+  }
+  const KvStats ks = tf.cache().stats();
+  r.kv_allocated_bytes = ks.allocated_bytes, r.kv_used_bytes = ks.used_bytes, r.kv_spilled_bytes = ks.spilled_bytes;
+  r.kv_slow_read_bytes = ks.slow_read_bytes, r.kv_slow_write_bytes = ks.slow_write_bytes;
+  r.memory.weights = std::max(m.weight_bytes(), m.storage->allocated_bytes());
+  r.memory.kv_resident = ks.allocated_bytes + draft_kv;
+  r.memory.kv_spilled = ks.spilled_bytes + draft_spilled;
+  r.memory.scratch = tf.scratch_bytes() + draft_scratch;
+  r.memory.runtime = runtime_bytes;
+  r.peak_rss_bytes = r.memory.peak_rss = peak_rss_bytes();
   return r;
 }
 
@@ -165,6 +263,14 @@ Result<ExportReport> export_impl(const ExportOptions& o) {
 }
 
 }  // namespace
+
+std::string describe(const KvOptions& kv) {
+  std::string s = std::string(info(kv.format).name) + " " + std::string(info(kv.strategy).name);
+  if (kv.strategy == KvStrategy::sliding) s += " W" + std::to_string(kv.window) + (kv.sinks ? "+" + std::to_string(kv.sinks) : "");
+  if (kv.strategy == KvStrategy::offload) s += " resident " + std::to_string(kv.resident_bytes) + " B";
+  if (kv.strategy != KvStrategy::contiguous) s += " page " + std::to_string(kv.page_size);
+  return s;
+}
 
 Result<GenerateReport> generate(const GenerateOptions& options, const std::function<void(std::string_view)>& on_text) {
   try {

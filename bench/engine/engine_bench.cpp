@@ -23,7 +23,7 @@
 #include <thread>
 #include <vector>
 
-#include "engine/kv/kv_cache.hpp"
+#include "engine/kv/kv_pages.hpp"
 #include "engine/model/loaders.hpp"
 #include "engine/model/prepare.hpp"
 #include "engine/model/transformer.hpp"
@@ -179,8 +179,7 @@ int main(int argc, char** argv) {
       ThreadPool pool(threads);
       const auto& s = model->shape;
       Transformer tf(*model, pool, isa,
-                     std::make_unique<ContiguousKvCache>(int(s.layers), prompt_len + decode_tokens + 1, int(s.heads), int(s.kv_heads),
-                                                         int(s.head_dim), select_dot(*find_kernels(TensorType::f32), isa)),
+                     make_contiguous_f32(int(s.layers), prompt_len + decode_tokens + 1, int(s.heads), int(s.kv_heads), int(s.head_dim), isa),
                      prompt_len);
       std::vector<int> prompt(static_cast<std::size_t>(prompt_len));
       for (int i = 0; i < prompt_len; ++i) prompt[std::size_t(i)] = 1 + (i * 7919) % int(s.vocab - 1);

@@ -1,47 +1,73 @@
 // The KV cache interface between the forward pass and attention storage. The forward pass
 // only stores K/V rows at positions and asks for attention over a prefix of positions; how
-// K/V are kept (fp32, fp16, int8, paged, windowed, offloaded) is the implementation's business.
+// K/V are kept (format: kv_format.hpp; strategy: contiguous, paged, sliding, offload) is the
+// implementation's business. Keys arrive already rotated (RoPE) at their true positions, so a
+// strategy that drops old positions never re-rotates anything.
 // Positions may be rewritten: storing at pos p replaces what was there, so speculative
 // decoding rolls back by running the forward pass again from an earlier position.
 #pragma once
 #include <cstdint>
+#include <filesystem>
 #include <memory>
 #include <vector>
 
+#include "engine/quant/kernel_table.hpp"
+#include "types/deployment.hpp"
+#include "types/result.hpp"
+#include "types/tensor_type.hpp"
+
 namespace trilemma::engine {
+
+struct KvStats {
+  std::uint64_t allocated_bytes = 0;  // K/V bytes resident in memory (pages allocated)
+  std::uint64_t used_bytes = 0;       // bytes of the positions attention can currently see
+  std::uint64_t spilled_bytes = 0;    // bytes held in the slower tier (offload)
+  std::uint64_t slow_read_bytes = 0, slow_write_bytes = 0;  // slower-tier traffic since creation
+  std::uint64_t staging_bytes = 0;    // scratch for pages read back from the slower tier
+};
 
 class KvCache {
  public:
   virtual ~KvCache() = default;
-  virtual int capacity() const = 0;  // positions
+  virtual int capacity() const = 0;  // positions that may be addressed
   // k, v: [kv_heads * head_dim] of the token at `pos`. REQUIRES: 0 <= pos < capacity().
   virtual void store(int layer, int pos, const float* k, const float* v) = 0;
-  // Causal attention of one query head over positions [0, n_pos):
-  //   out[head_dim] = sum_t softmax_t(q . k_t / sqrt(head_dim)) v_t,
-  // reading kv head `head / (heads / kv_heads)` (GQA). scores: scratch of capacity() floats.
-  // REQUIRES: positions [0, n_pos) of `layer` stored; safe to call concurrently for
-  // different (head, out, scores).
+  // Called once per layer, single-threaded, after the layer's stores and before its attend
+  // calls; n_pos is the largest n_pos those calls use. Offload reads spilled pages here.
+  virtual void prepare_attend(int layer, int n_pos) { (void)layer, (void)n_pos; }
+  // Causal attention of one query head at position n_pos - 1:
+  //   out[head_dim] = sum_t softmax_t(q . k_t / sqrt(head_dim)) v_t
+  // over the positions t < n_pos the strategy keeps (all of them, or sinks + window), reading
+  // kv head `head / (heads / kv_heads)` (GQA). scores: scratch of capacity() floats.
+  // REQUIRES: kept positions of `layer` stored; prepare_attend(layer, >= n_pos) called since
+  // the last store; safe to call concurrently for different (head, out, scores).
   virtual void attend(int layer, int head, int n_pos, const float* q, float* out, float* scores) const = 0;
-  // Bytes held, for memory reports.
-  virtual std::uint64_t bytes() const = 0;
+  // Forgets every position; strategies that allocate on demand free their pages.
+  virtual void reset() = 0;
+  virtual KvStats stats() const = 0;
+  // Bytes held in memory, for memory reports.
+  std::uint64_t bytes() const { return stats().allocated_bytes; }
+  // A sticky failure of the slower tier (offload), checked by the forward pass after each call.
+  virtual Status status() const { return Ok{}; }
 };
 
-// fp32 K and V, [layer][position][kv_dim], allocated up front for `capacity` positions.
-// `score_dot` computes q . k (an f32 dot of the kernel table; default the scalar reference,
-// which sums left to right as llama2.c does).
-class ContiguousKvCache final : public KvCache {
- public:
-  using F32Dot = float (*)(const void* a, const void* b, std::int64_t n);
-  ContiguousKvCache(int layers, int capacity, int heads, int kv_heads, int head_dim, F32Dot score_dot = nullptr);
-  int capacity() const override { return m_capacity; }
-  void store(int layer, int pos, const float* k, const float* v) override;
-  void attend(int layer, int head, int n_pos, const float* q, float* out, float* scores) const override;
-  std::uint64_t bytes() const override { return 2 * std::uint64_t(m_k.size()) * sizeof(float); }
-
- private:
-  int m_capacity, m_heads, m_kv_heads, m_head_dim, m_kv_dim;
-  F32Dot m_dot;
-  std::vector<float> m_k, m_v;
+// What to build. Shape fields come from the model; the rest from GenerateOptions.
+struct KvConfig {
+  int layers = 0, heads = 0, kv_heads = 0, head_dim = 0;
+  int capacity = 0;                       // positions
+  TensorType format = TensorType::f32;    // one of kv_formats()
+  KvStrategy strategy = KvStrategy::contiguous;
+  int page_positions = 16;                // paged / sliding / offload: positions per page
+  int window = 0, sinks = 0;              // sliding: the last `window` positions + the first `sinks`
+  std::uint64_t resident_bytes = 0;       // offload: K/V bytes kept in memory (whole pages)
+  int max_rewrite = 64;                   // sliding: positions a forward call may write ahead of
+                                          // what it attends (the batch size); the ring keeps them
+  Isa isa = Isa::scalar;                  // picks the score dot column
+  std::filesystem::path spill_dir;        // offload: directory of the temp file (empty: temp dir)
 };
+
+// Checks the combination (format, strategy, window, sinks, page size, budget, kv_dim against
+// the format's block) and builds the cache. Errors name the option.
+Result<std::unique_ptr<KvCache>> make_kv_cache(const KvConfig& config);
 
 }  // namespace trilemma::engine

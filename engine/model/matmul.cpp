@@ -81,3 +81,12 @@ void Matmul::run(const float* x, int n, std::int64_t cols, std::span<const Matmu
 }
 
 }  // namespace trilemma::engine
+
+namespace trilemma::engine {
+
+std::uint64_t Matmul::scratch_bytes() const {
+  return m_act[0].capacity() + m_act[1].capacity() + m_panel.s8.capacity() + m_panel.u8.capacity() +
+         4 * (m_panel.init.capacity() + m_panel.dy.capacity());
+}
+
+}  // namespace trilemma::engine

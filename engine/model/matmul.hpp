@@ -26,6 +26,7 @@ class Matmul {
   // x: [n][cols]; every job's matrix has `cols` columns. REQUIRES: kernels exist for each type.
   void run(const float* x, int n, std::int64_t cols, std::span<const MatmulJob> jobs);
   Isa isa() const { return m_isa; }
+  std::uint64_t scratch_bytes() const;
 
  private:
   ThreadPool& m_pool;

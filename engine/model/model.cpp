@@ -18,6 +18,12 @@ std::byte* WeightStorage::allocate(std::size_t bytes) {
   return p;
 }
 
+std::uint64_t WeightStorage::allocated_bytes() const {
+  std::uint64_t total = 0;
+  for (std::size_t b : m_sizes) total += b;
+  return total;
+}
+
 bool WeightStorage::owns(const std::byte* p, std::size_t bytes) const {
   for (std::size_t i = 0; i < m_buffers.size(); ++i) {
     const std::byte* b = m_buffers[i].get();

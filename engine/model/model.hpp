@@ -47,6 +47,7 @@ class WeightStorage {
   // Whether [p, p + bytes) lies in a buffer allocate() returned (so it may be rewritten).
   bool owns(const std::byte* p, std::size_t bytes) const;
   void keep(std::shared_ptr<const void> owner) { m_owners.push_back(std::move(owner)); }
+  std::uint64_t allocated_bytes() const;  // of the buffers allocate() returned
 
  private:
   struct Free {

@@ -57,6 +57,14 @@ Transformer::Transformer(const Model& model, ThreadPool& pool, Isa isa, std::uni
     m_rope_freq.push_back(1.0f / std::pow(float(s.rope_theta), float(2 * i) / float(s.head_dim)));
 }
 
+std::uint64_t Transformer::scratch_bytes() const {
+  std::uint64_t floats = 0;
+  for (const auto* v : {&m_x, &m_xb, &m_q, &m_k, &m_v, &m_att, &m_hb, &m_hb2, &m_logits}) floats += v->capacity();
+  // Per-thread attention scores (capacity floats each) and the matmul's activation buffers.
+  floats += std::uint64_t(m_pool.size()) * std::uint64_t(m_cache->capacity());
+  return floats * 4 + m_matmul.scratch_bytes() + m_cache->stats().staging_bytes;
+}
+
 Result<std::span<const float>> Transformer::forward(std::span<const int> tokens, int pos0, bool all_logits) {
   const ModelShape& s = m_model.shape;
   if (tokens.empty()) return make_error(ErrorKind::usage, m_model.name, "forward", "no tokens");
@@ -79,12 +87,14 @@ Result<std::span<const float>> Transformer::forward(std::span<const int> tokens,
     float* out = all_logits ? m_logits.data() + begin * s.vocab : (last ? m_logits.data() : nullptr);
     run_chunk(tokens.subspan(begin, n), pos0 + int(begin), out, all_logits);
   }
+  if (Status s = m_cache->status(); !s.ok()) return s.error();
   return std::span<const float>(m_logits);
 }
 
 void Transformer::attention(int layer, int n, int pos0) {
   const ModelShape& s = m_model.shape;
   const int heads = int(s.heads), hd = int(s.head_dim);
+  m_cache->prepare_attend(layer, pos0 + n);
   m_pool.parallel_for(std::int64_t(n) * heads, 1, [&](std::int64_t begin, std::int64_t end) {
     thread_local std::vector<float> scores;
     scores.resize(std::size_t(m_cache->capacity()));

@@ -28,6 +28,9 @@ class Transformer {
 
   const Model& model() const { return m_model; }
   const KvCache& cache() const { return *m_cache; }
+  KvCache& cache() { return *m_cache; }
+  // Activation scratch, attention scores, matmul buffers and offload staging, in bytes.
+  std::uint64_t scratch_bytes() const;
   Isa isa() const { return m_matmul.isa(); }
 
  private:

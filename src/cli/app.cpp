@@ -7,7 +7,7 @@
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
 #include "devices/device_db.hpp"
-#include "devices/host_probe.hpp"
+#include "cli/host_measurer.hpp"
 
 namespace trilemma::cli {
 
@@ -32,7 +32,7 @@ int run(int argc, char** argv) {
   // `host` probes on first use; progress goes to stderr so stdout stays machine-readable.
   devices::set_host_prober([] {
     std::cerr << "probing this machine (first use of `host`; cached in " << devices::host_profile_path() << ")\n";
-    return devices::probe_host([](const std::string& step) { std::cerr << "  probe: " << step << "\n"; });
+    return devices::probe_host(engine_measurer(), [](const std::string& step) { std::cerr << "  probe: " << step << "\n"; });
   });
   CLI::App app{"trilemma: plan, configure and verify on-device LLM deployments"};
   app.set_version_flag("--version", "trilemma 0.1.0");
@@ -42,6 +42,9 @@ int run(int argc, char** argv) {
   add_models_command(app, handler);
   add_plan_command(app, handler);
   add_engine_commands(app, handler);
+  add_emit_command(app, handler);
+  add_gate_command(app, handler);
+  add_verify_command(app, handler);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

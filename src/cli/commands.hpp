@@ -12,5 +12,8 @@ void add_devices_command(CLI::App& app, Handler& handler);
 void add_models_command(CLI::App& app, Handler& handler);
 void add_plan_command(CLI::App& app, Handler& handler);
 void add_engine_commands(CLI::App& app, Handler& handler);  // run, export
+void add_emit_command(CLI::App& app, Handler& handler);
+void add_gate_command(CLI::App& app, Handler& handler);
+void add_verify_command(CLI::App& app, Handler& handler);
 
 }  // namespace trilemma::cli

@@ -9,7 +9,7 @@
 #include "cli/format.hpp"
 #include "devices/device_db.hpp"
 #include "devices/device_loader.hpp"
-#include "devices/host_probe.hpp"
+#include "cli/host_measurer.hpp"
 #include "io/atomic_write.hpp"
 
 namespace trilemma::cli {
@@ -123,7 +123,7 @@ int validate(const std::vector<std::string>& paths, bool as_json) {
 }
 
 int probe(const std::string& out, bool as_json) {
-  auto d = devices::probe_host([](const std::string& step) { std::cerr << "  probe: " << step << "\n"; });
+  auto d = devices::probe_host(engine_measurer(), [](const std::string& step) { std::cerr << "  probe: " << step << "\n"; });
   if (!d.ok()) return report_error(d.error());
   const std::string yaml = devices::device_to_yaml(*d);
   const std::string target = out.empty() ? devices::host_profile_path() : out;

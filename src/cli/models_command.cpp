@@ -56,10 +56,10 @@ void print_model(const models::Model& m) {
     std::cout << "  moe        " << s.moe.experts << " experts, " << s.moe.experts_per_token << " per token, expert ffn "
               << s.moe.expert_ffn << "\n";
   if (s.sliding_window) std::cout << "  window     " << s.sliding_window << " on " << s.sliding_window_layers << " layers\n";
-  std::cout << "  parameters " << fixed(c.total() / 1e9, 3) << " B total (embedding " << fixed(c.embedding / 1e9, 3)
-            << ", attention " << fixed(c.attention / 1e9, 3) << ", ffn " << fixed(c.ffn / 1e9, 3) << ", output "
-            << fixed(c.output / 1e9, 3) << "), " << fixed(c.active_per_token / 1e9, 3) << " B read per token";
-  if (m.published_total) std::cout << "; published " << fixed(*m.published_total / 1e9, 3) << " B";
+  std::cout << "  parameters " << count(c.total()) << " total (embedding " << count(c.embedding) << ", attention "
+            << count(c.attention) << ", ffn " << count(c.ffn) << ", output " << count(c.output) << "), "
+            << count(c.active_per_token) << " read per token";
+  if (m.published_total) std::cout << "; published " << count(*m.published_total);
   std::cout << "\n  weights    ";
   for (const auto& row : weight_formats()) {
     if (row.format == WeightFormat::f32 || row.format == WeightFormat::int2) continue;
@@ -95,10 +95,10 @@ void add_models_command(CLI::App& app, Handler& handler) {
         std::cout << out.dump(2) << "\n";
         return int(k_exit_ok);
       }
-      std::cout << pad("id", 22) << pad("params", 10) << pad("active", 10) << pad("layers", 8) << pad("ctx", 8) << "tokenizer\n";
+      std::cout << pad("id", 22) << pad("params", 10) << pad("per token", 10) << pad("layers", 8) << pad("ctx", 8) << "tokenizer\n";
       for (const auto& m : *all) {
         const auto c = count_parameters(m.shape);
-        std::cout << pad(m.id, 22) << pad(fixed(c.total() / 1e9, 2) + "B", 10) << pad(fixed(c.active_per_token / 1e9, 2) + "B", 10)
+        std::cout << pad(m.id, 22) << pad(count(c.total()), 10) << pad(count(c.active_per_token), 10)
                   << pad(std::to_string(m.shape.layers), 8) << pad(std::to_string(m.shape.context), 8) << m.tokenizer_family << "\n";
       }
       std::cout << all->size() << " models\n";

@@ -7,6 +7,7 @@
 #include "cli/exit_codes.hpp"
 #include "cli/format.hpp"
 #include "devices/device_db.hpp"
+#include "emitters/emitter.hpp"
 #include "io/atomic_write.hpp"
 #include "models/catalog.hpp"
 #include "solver/plan_document.hpp"
@@ -15,7 +16,7 @@ namespace trilemma::cli {
 namespace {
 
 struct PlanFlags {
-  std::string model, device, scenario = "latency", out;
+  std::string model, device, scenario = "latency", out, emit;
   std::uint32_t context = 0, prompt = 0;
   std::optional<double> max_memory_gib, min_tok_s, max_ttft_ms, max_loss_points, ram_gib;
   std::string weights, kv, kv_strategy, backend, draft, draft_model;
@@ -123,6 +124,14 @@ void print_report(const solver::PlanResult& r, const models::Model& m, const dev
 }
 
 int run_plan(const PlanFlags& f) {
+  const emitters::EmitterInfo* emitter = nullptr;
+  if (!f.emit.empty()) {
+    emitter = emitters::find_emitter(f.emit);
+    if (!emitter)
+      return report_error(make_error(ErrorKind::usage, "--emit", "",
+                                     "unknown format '" + f.emit + "' (expected one of: " + emitters::emitter_names() + ")"));
+    if (f.out.empty()) return report_error(make_error(ErrorKind::usage, "--emit", "", "needs --out PATH"));
+  }
   auto pins = pins_from(f);
   if (!pins.ok()) return report_error(pins.error());
   auto model = models::resolve_model(f.model);
@@ -155,7 +164,16 @@ int run_plan(const PlanFlags& f) {
   auto result = solver::plan(req);
   if (!result.ok()) return report_error(result.error());
   const auto doc = solver::plan_to_json(*result, *model, *device, *profile);
-  if (!f.out.empty()) {
+  if (emitter && result->chosen) {
+    // The emitters read the plan document back, exactly as `emit --plan` does.
+    auto parsed = solver::parse_plan_document(doc.dump(), "plan");
+    if (!parsed.ok()) return report_error(parsed.error());
+    auto emission = emitter->emit(*parsed);
+    if (!emission.ok()) return report_error(emission.error());
+    auto written = emitters::write_emission(*emission, f.out);
+    if (!written.ok()) return report_error(written.error());
+    for (const auto& n : emission->not_expressed) std::cerr << "trilemma: warning: " << emitters::describe(n) << "\n";
+  } else if (!f.out.empty() && !emitter) {
     if (auto w = io::write_file_atomically(f.out, doc.dump(2) + "\n"); !w.ok()) return report_error(w.error());
   }
   if (f.as_json) std::cout << doc.dump(2) << "\n";
@@ -193,6 +211,7 @@ void add_plan_command(CLI::App& app, Handler& handler) {
   cmd->add_option("--draft-len", f.draft_len, "pin the draft length g");
   cmd->add_option("--front", f.front, "Pareto-front rows to print")->capture_default_str();
   cmd->add_option("--out", f.out, "also write the plan document (JSON) to this file");
+  cmd->add_option("--emit", f.emit, "write --out in this format instead: " + emitters::emitter_names());
   cmd->add_flag("--json", f.as_json, "print the plan document (docs/plan-schema.md) instead of the report");
   cmd->callback([&] { handler = [] { return run_plan(f); }; });
 }

@@ -27,8 +27,9 @@ struct Source {
 struct Calibration {
   std::string fitted_on;                 // what the fit was measured on, and when
   std::vector<std::pair<std::string, double>> bandwidth_fraction;  // weight format -> fraction of peak
-  std::optional<double> compute_fraction;
+  std::vector<std::pair<std::string, double>> compute_fraction_by_format;  // weight format -> fraction
   std::optional<double> overhead_ms;     // fixed per-token overhead
+  std::optional<double> runtime_mib;     // resident memory besides weights, KV and scratch
 };
 
 struct Device {
@@ -65,7 +66,8 @@ struct Device {
   std::string origin;  // file it was read from ("devices/x.yaml", "host probe", a path)
   std::optional<Calibration> calibration;
   // Host profiles only: what the probe measured directly.
-  std::optional<double> measured_compute_gflops;
+  std::optional<double> measured_compute_gflops;  // f32 dot kernel, all threads
+  std::optional<double> measured_int8_gflops;     // int8 dot kernel (quantized weights), all threads
 
   std::uint32_t total_cores() const;
   // Peak FP32 GFLOP/s of all CPU cores: sum of cores x GHz x flops/cycle.

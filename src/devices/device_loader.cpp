@@ -67,16 +67,17 @@ void read_sources(io::FieldReader& root, Device& d) {
 void read_calibration(io::FieldReader c, Device& d) {
   Calibration cal;
   cal.fitted_on = c.string("fitted_on");
-  if (auto bw = c.optional_map("bandwidth_fraction")) {
-    for (const auto& kv : bw->node()) {
-      const std::string key = kv.first.Scalar();
-      double v = bw->positive(key);
-      cal.bandwidth_fraction.emplace_back(key, v);
+  // Maps of weight format (or "all") -> fraction.
+  auto fractions = [&](const std::string& key, std::vector<std::pair<std::string, double>>& out) {
+    if (auto m = c.optional_map(key)) {
+      for (const auto& kv : m->node()) out.emplace_back(kv.first.Scalar(), m->positive(kv.first.Scalar()));
+      m->finish();
     }
-    bw->finish();
-  }
-  cal.compute_fraction = c.optional_positive("compute_fraction");
+  };
+  fractions("bandwidth_fraction", cal.bandwidth_fraction);
+  fractions("compute_fraction", cal.compute_fraction_by_format);
   cal.overhead_ms = c.optional_number("overhead_ms");
+  cal.runtime_mib = c.optional_number("runtime_mib");
   c.finish();
   d.calibration = cal;
 }
@@ -122,6 +123,7 @@ Result<Device> parse_device(const std::string& yaml_text, const std::string& fil
   d.notes = root.optional_string("notes").value_or("");
   if (auto c = root.optional_map("calibration")) read_calibration(*c, d);
   d.measured_compute_gflops = root.optional_positive("measured_compute_gflops");
+  d.measured_int8_gflops = root.optional_positive("measured_int8_gflops");
   root.finish();
   if (!ctx.failed() && d.sources.empty()) ctx.fail(doc, "sources", "every device needs sources");
   if (ctx.failed()) return ctx.error();
@@ -169,6 +171,7 @@ std::string device_to_yaml(const Device& d) {
   if (!d.notes.empty()) out << YAML::Key << "notes" << YAML::Value << d.notes;
   if (d.measured_compute_gflops)
     out << YAML::Key << "measured_compute_gflops" << YAML::Value << *d.measured_compute_gflops;
+  if (d.measured_int8_gflops) out << YAML::Key << "measured_int8_gflops" << YAML::Value << *d.measured_int8_gflops;
   if (d.calibration) {
     const auto& c = *d.calibration;
     out << YAML::Key << "calibration" << YAML::Value << YAML::BeginMap;
@@ -178,8 +181,13 @@ std::string device_to_yaml(const Device& d) {
       for (const auto& [k, v] : c.bandwidth_fraction) out << YAML::Key << k << YAML::Value << v;
       out << YAML::EndMap;
     }
-    if (c.compute_fraction) out << YAML::Key << "compute_fraction" << YAML::Value << *c.compute_fraction;
+    if (!c.compute_fraction_by_format.empty()) {
+      out << YAML::Key << "compute_fraction" << YAML::Value << YAML::BeginMap;
+      for (const auto& [k, v] : c.compute_fraction_by_format) out << YAML::Key << k << YAML::Value << v;
+      out << YAML::EndMap;
+    }
     if (c.overhead_ms) out << YAML::Key << "overhead_ms" << YAML::Value << *c.overhead_ms;
+    if (c.runtime_mib) out << YAML::Key << "runtime_mib" << YAML::Value << *c.runtime_mib;
     out << YAML::EndMap;
   }
   out << YAML::EndMap;

@@ -17,13 +17,6 @@
 namespace trilemma::devices {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
-
 std::string now_iso() {
   std::time_t t = std::time(nullptr);
   char buf[32];
@@ -31,55 +24,9 @@ std::string now_iso() {
   return buf;
 }
 
-// Sums 64-bit words with four independent accumulators so the loads, not the adds, limit speed.
-std::uint64_t sum_words(const std::uint64_t* p, std::size_t n) {
-  std::uint64_t a = 0, b = 0, c = 0, d = 0;
-  for (std::size_t i = 0; i + 4 <= n; i += 4) a += p[i], b += p[i + 1], c += p[i + 2], d += p[i + 3];
-  return a + b + c + d;
-}
-
-// GFLOP/s of one thread running independent FMA chains (the compiler vectorises the inner loop).
-double fma_gflops_one_thread() {
-  constexpr int k_lanes = 64;
-  float acc[k_lanes], x[k_lanes];
-  for (int i = 0; i < k_lanes; ++i) acc[i] = 0, x[i] = 1.0f + i * 1e-6f;
-  const float y = 0.999999f;
-  const auto t0 = Clock::now();
-  constexpr long k_iters = 20'000'000;
-  for (long it = 0; it < k_iters; ++it)
-    for (int i = 0; i < k_lanes; ++i) acc[i] = acc[i] * y + x[i];
-  const double s = std::chrono::duration<double>(Clock::now() - t0).count();
-  volatile float sink = acc[0] + acc[k_lanes - 1];
-  (void)sink;
-  return 2.0 * k_lanes * k_iters / s / 1e9;
-}
-
 }  // namespace
 
-double measure_read_bandwidth_gbps(std::size_t bytes, unsigned threads, int reps) {
-  const std::size_t words = bytes / 8;
-  std::unique_ptr<std::uint64_t[]> buf(new std::uint64_t[words]);
-  for (std::size_t i = 0; i < words; ++i) buf[i] = i;  // touch every page
-  std::vector<double> rates;
-  for (int r = 0; r < reps; ++r) {
-    std::vector<std::thread> pool;
-    std::vector<std::uint64_t> sums(threads);
-    const auto t0 = Clock::now();
-    for (unsigned t = 0; t < threads; ++t)
-      pool.emplace_back([&, t] {
-        const std::size_t begin = words * t / threads, end = words * (t + 1) / threads;
-        sums[t] = sum_words(buf.get() + begin, end - begin);
-      });
-    for (auto& th : pool) th.join();
-    const double s = std::chrono::duration<double>(Clock::now() - t0).count();
-    volatile std::uint64_t sink = sums[0];
-    (void)sink;
-    rates.push_back(double(words * 8) / s / 1e9);
-  }
-  return median(rates);
-}
-
-Result<Device> probe_host(const ProbeProgress& progress) {
+Result<Device> probe_host(const HostMeasurer& measure, const ProbeProgress& progress) {
   Device d;
   d.id = "host";
   d.vendor = "this machine";
@@ -144,18 +91,24 @@ Result<Device> probe_host(const ProbeProgress& progress) {
   d.name = model_name + " (" + std::to_string(cores) + " threads, probed)";
 
   progress("bandwidth: streaming read of 1 GiB, " + std::to_string(cores) + " threads, 5 runs");
-  d.peak_bandwidth_gbps = measure_read_bandwidth_gbps(std::size_t(1) << 30, cores, 5);
+  d.peak_bandwidth_gbps = measure.read_bandwidth_gbps(int(cores));
 
-  progress("compute: FP32 FMA loop on 1 thread");
-  const double per_thread = fma_gflops_one_thread();
-  d.measured_compute_gflops = per_thread * cores;
+  progress("compute: engine dot kernels (f32 and int8) on " + std::to_string(cores) + " threads");
+  double f32 = 0, int8 = 0;
+  std::string isa;
+  measure.compute(int(cores), f32, int8, isa);
+  d.measured_compute_gflops = f32;
+  d.measured_int8_gflops = int8;
   const double ghz = mhz > 0 ? mhz / 1000.0 : 1.0;
-  d.clusters.push_back({"performance", cores, model_name, ghz, per_thread / ghz});
+  d.clusters.push_back({"performance", cores, model_name, ghz, f32 / cores / ghz});
 
   const std::string when = now_iso();
   d.sources.push_back({{"memory.default_ram_gib", "memory.os_reserve_gib"}, "", "measured: /proc/meminfo MemTotal and MemAvailable at " + when, ""});
-  d.sources.push_back({{"memory.peak_bandwidth_gbps"}, "", "measured: median of 5 multi-threaded sequential reads of 1 GiB at " + when, ""});
-  d.sources.push_back({{"cpu.clusters", "measured_compute_gflops"}, "", "measured: FP32 FMA loop, 1 thread x cores, at " + when + "; clock from /proc/cpuinfo", ""});
+  d.sources.push_back({{"memory.peak_bandwidth_gbps"}, "", "measured: median of 5 multi-threaded streaming reads of 1 GiB (engine runtime/host_measure) at " + when, ""});
+  d.sources.push_back({{"cpu.clusters", "measured_compute_gflops", "measured_int8_gflops"}, "",
+                       "measured: engine " + isa + " dot kernels (f32; q8_0 x q8_0), in-cache operands, all threads, at " +
+                           when + "; clock from /proc/cpuinfo",
+                       ""});
   d.notes = "Probed by `trilemma devices probe`. Bandwidth is what this machine's cores achieve, not a datasheet peak, so derating applies on top of an already achieved figure until `verify --calibrate` fits it.";
   return d;
 }

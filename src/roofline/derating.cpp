@@ -54,15 +54,20 @@ Derating derating_for(const devices::Device& d, const std::string& backend, cons
   if (d.calibration) {
     const auto& c = *d.calibration;
     // A fraction fitted for this weight format wins over one fitted for "all" formats.
-    std::optional<double> fraction;
-    for (const auto& [format, value] : c.bandwidth_fraction)
-      if (format == weights || (format == "all" && !fraction)) fraction = value;
-    if (fraction) {
-      out.bandwidth_fraction = Range::exact(*fraction);
+    auto pick = [&](const std::vector<std::pair<std::string, double>>& table) {
+      std::optional<double> fraction;
+      for (const auto& [format, value] : table)
+        if (format == weights) return std::optional<double>(value);
+        else if (format == "all") fraction = value;
+      return fraction;
+    };
+    if (auto f = pick(c.bandwidth_fraction)) {
+      out.bandwidth_fraction = Range::exact(*f);
       out.basis = "calibrated on this host (" + c.fitted_on + ")";
     }
-    if (c.compute_fraction) out.compute_fraction = Range::exact(*c.compute_fraction);
+    if (auto f = pick(c.compute_fraction_by_format)) out.compute_fraction = Range::exact(*f);
     if (c.overhead_ms) out.overhead_ms = *c.overhead_ms;
+    if (c.runtime_mib) out.runtime_bytes = *c.runtime_mib * 1048576.0;
   }
   return out;
 }

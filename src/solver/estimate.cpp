@@ -20,9 +20,17 @@ double flops_per_token(const ModelShape& s, double active_params, double attende
   return 2.0 * active_params + 4.0 * s.layers * double(s.q_dim()) * attended_positions;
 }
 
-double compute_gflops(const devices::Device& d, const std::string& backend, std::uint32_t threads) {
+// Quantized weights take the int8 dot path on CPUs (activations quantized to 8-bit blocks).
+bool int8_path(WeightFormat f) {
+  const TensorType t = info(f).bulk;
+  return t != TensorType::f32 && t != TensorType::f16 && t != TensorType::bf16;
+}
+
+double compute_gflops(const devices::Device& d, const std::string& backend, std::uint32_t threads, WeightFormat weights) {
   if (backend == "cpu") {
-    if (d.measured_compute_gflops) return *d.measured_compute_gflops / 1.0;
+    // A probed host: what the engine's kernels achieved, all threads.
+    if (d.measured_int8_gflops && int8_path(weights)) return *d.measured_int8_gflops;
+    if (d.measured_compute_gflops) return *d.measured_compute_gflops;
     // Fastest cores first, up to `threads` of them.
     double g = 0;
     std::uint32_t left = threads ? threads : d.total_cores();
@@ -36,7 +44,7 @@ double compute_gflops(const devices::Device& d, const std::string& backend, std:
   const double tflops = std::max({d.gpu_fp16_tensor_tflops.value_or(0), d.gpu_fp16_tflops.value_or(0),
                                   d.gpu_fp32_tflops.value_or(0)});
   // No published GPU throughput: bound compute by the CPU's rather than invent a figure.
-  if (tflops <= 0) return compute_gflops(d, "cpu", threads);
+  if (tflops <= 0) return compute_gflops(d, "cpu", threads, weights);
   return tflops * 1000.0;
 }
 
@@ -136,7 +144,7 @@ Estimate estimate(const PreparedModel& pm, const PreparedDevice& pd, const Deplo
   const double attended = c.kv_strategy == KvStrategy::sliding ? std::min<double>(c.context, c.window + c.sinks)
                                                                 : double(c.context);
   roofline::StepCost decode{w.per_token + kv_read_fast, flops_per_token(s, pm.active_params, attended)};
-  const double peak_compute = compute_gflops(d, c.backend, c.threads);
+  const double peak_compute = compute_gflops(d, c.backend, c.threads, c.weights);
   auto machine = [&](double bw_fraction, double compute_fraction) {
     return roofline::Machine{d.peak_bandwidth_gbps * bw_fraction, peak_compute * compute_fraction, derate.overhead_ms};
   };
@@ -157,6 +165,7 @@ Estimate estimate(const PreparedModel& pm, const PreparedDevice& pd, const Deplo
   roofline::StepCost prefill{passes * w.total, prompt * flops_per_token(s, pm.active_params, prompt / 2)};
   auto prefill_ms = [&](const roofline::Machine& mc) { return roofline::step_ms(prefill, mc) + passes * mc.overhead_ms; };
   l.ttft_ms = {prefill_ms(hi), prefill_ms(mid), prefill_ms(lo)};
+  l.prefill_flops = prefill.flops;
 
   // Speculative decoding: g draft steps plus one target pass over g+1 tokens per round.
   if (c.speculative.on()) {

@@ -29,6 +29,7 @@ struct LatencyEstimate {
   Range prefill_tok_s;
   double bytes_per_token = 0;      // weights + KV read per decoded token
   double flops_per_token = 0;
+  double prefill_flops = 0;        // the whole prompt
   std::string bound;               // "memory" or "compute"
   double effective_bandwidth_gbps = 0;
   double effective_compute_gflops = 0;

@@ -103,3 +103,28 @@ TEST_CASE("cli plan --json: a plan document that --out writes identically", "[cl
   CHECK(ss.str() == r.out);
   CHECK(r.out.find("\"schema\": \"trilemma.plan\"") != std::string::npos);
 }
+
+TEST_CASE("cli run/export: synthetic weights of a catalog shape, stated in the report", "[cli]") {
+  const auto r = run("run --synthetic stories260k --weights q8_0 --steps 4 --json");
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("\"synthetic\": true") != std::string::npos);
+  CHECK(r.out.find("\"weights\": \"q8_0+mixed\"") != std::string::npos);  // FFN rows of 172 fall back
+  CHECK(run("run --synthetic stories260k --weights q4_k_m").code == 2);    // a recipe the engine does not run
+  CHECK(run("run --synthetic stories260k --model x.gguf").code == 2);
+  CHECK(run("run --model /nonexistent/model.gguf").code == 3);
+
+  const auto out = std::filesystem::temp_directory_path() / "trilemma-cli-export.gguf";
+  std::filesystem::remove(out);
+  const auto e = run("export --synthetic stories260k --weights q4_0 -o " + out.string());
+  REQUIRE(e.code == 0);
+  const auto inspect = run("models inspect " + out.string() + " --json");
+  REQUIRE(inspect.code == 0);
+  CHECK(inspect.out.find("\"layers\": 5") != std::string::npos);
+  // 47 tensors: embedding (tied classifier), 9 per layer, final norm. The 172-wide FFN rows
+  // fell back to f32, which then holds the most bytes of this tiny model.
+  CHECK(inspect.out.find("\"tensors\": 47") != std::string::npos);
+
+  const auto bad = std::filesystem::path("/nonexistent-dir/model.gguf");
+  CHECK(run("export --synthetic stories260k --weights q4_0 -o " + bad.string()).code != 0);
+  CHECK_FALSE(std::filesystem::exists(bad));
+}

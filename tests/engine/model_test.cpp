@@ -10,7 +10,7 @@
 
 #include "engine/engine.hpp"
 #include "engine/gguf/gguf_file.hpp"
-#include "engine/kv/kv_cache.hpp"
+#include "engine/kv/kv_pages.hpp"
 #include "engine/model/loaders.hpp"
 #include "engine/model/prepare.hpp"
 #include "engine/model/transformer.hpp"
@@ -135,8 +135,8 @@ TEST_CASE("engine::Transformer: NeoX RoPE on half-split weights equals adjacent 
   for (auto& l : neox->layers) l.wq = permute(l.wq), l.wk = permute(l.wk);
   const std::vector<int> tokens = {1, 50, 60, 70, 80, 90, 100};
   const auto& s = adjacent->shape;
-  Transformer a(*adjacent, pool, Isa::scalar, std::make_unique<ContiguousKvCache>(2, 16, 4, 2, 16));
-  Transformer b(*neox, pool, Isa::scalar, std::make_unique<ContiguousKvCache>(2, 16, 4, 2, 16));
+  Transformer a(*adjacent, pool, Isa::scalar, make_contiguous_f32(2, 16, 4, 2, 16));
+  Transformer b(*neox, pool, Isa::scalar, make_contiguous_f32(2, 16, 4, 2, 16));
   auto la = a.forward(tokens, 0, true);
   REQUIRE(la.ok());
   const std::vector<float> logits(la->begin(), la->end());
@@ -146,7 +146,7 @@ TEST_CASE("engine::Transformer: NeoX RoPE on half-split weights equals adjacent 
   for (std::size_t i = 0; i < logits.size(); ++i) REQUIRE((*lb)[i] == Approx(logits[i]).margin(1e-4));
   // And the layouts really differ: neox rotation of the unpermuted weights changes the logits.
   neox->layers = adjacent->layers;
-  Transformer c(*neox, pool, Isa::scalar, std::make_unique<ContiguousKvCache>(2, 16, 4, 2, 16));
+  Transformer c(*neox, pool, Isa::scalar, make_contiguous_f32(2, 16, 4, 2, 16));
   auto lc = c.forward(tokens, 0, true);
   REQUIRE(lc.ok());
   double diff = 0;
@@ -172,8 +172,8 @@ TEST_CASE("engine::pack_for_isa: x4 tiles give the logits of the ggml-layout ker
     CHECK(packed->classifier.x4 == has_tile);
     CHECK_FALSE(packed->token_embedding.x4);  // row lookups read ggml layout
     std::vector<int> tokens = {1, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49};  // > 8: two tiles
-    Transformer a(*plain, pool, Isa::scalar, std::make_unique<ContiguousKvCache>(2, 16, 4, 2, 32));
-    Transformer b(*packed, pool, best, std::make_unique<ContiguousKvCache>(2, 16, 4, 2, 32));
+    Transformer a(*plain, pool, Isa::scalar, make_contiguous_f32(2, 16, 4, 2, 32));
+    Transformer b(*packed, pool, best, make_contiguous_f32(2, 16, 4, 2, 32));
     auto la = a.forward(tokens, 0, true);
     REQUIRE(la.ok());
     const std::vector<float> ref(la->begin(), la->end());
@@ -184,7 +184,7 @@ TEST_CASE("engine::pack_for_isa: x4 tiles give the logits of the ggml-layout ker
     REQUIRE(one.ok());
     for (std::size_t v = 0; v < s.vocab; ++v) REQUIRE((*one)[v] == Approx(ref[3 * s.vocab + v]).margin(2e-3).epsilon(1e-3));
     if (has_tile) {  // a packed model refuses kernels without the tile
-      Transformer c(*packed, pool, Isa::avx2, std::make_unique<ContiguousKvCache>(2, 16, 4, 2, 32));
+      Transformer c(*packed, pool, Isa::avx2, make_contiguous_f32(2, 16, 4, 2, 32));
       CHECK_FALSE(c.forward(tokens, 0).ok());
     }
   }

@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "engine/engine.hpp"
-#include "engine/kv/kv_cache.hpp"
+#include "engine/kv/kv_pages.hpp"
 #include "engine/model/loaders.hpp"
 #include "engine/model/transformer.hpp"
 #include "engine/sampling/sampler.hpp"
@@ -38,7 +38,7 @@ std::string read_text(const std::string& rel) {
 
 std::unique_ptr<KvCache> cache_for(const Model& m, int capacity) {
   const auto& s = m.shape;
-  return std::make_unique<ContiguousKvCache>(int(s.layers), capacity, int(s.heads), int(s.kv_heads), int(s.head_dim));
+  return make_contiguous_f32(int(s.layers), capacity, int(s.heads), int(s.kv_heads), int(s.head_dim));
 }
 
 struct GreedyRun {

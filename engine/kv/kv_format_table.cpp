@@ -1,0 +1,41 @@
+// The KV storage format table: one row per format in kv_formats() order (src/types/deployment.cpp).
+// Store functions are the weight formats' reference quantizers, so a KV row is bit-identical to
+// a weight row of the same format.
+#include <algorithm>
+#include <array>
+
+#include "engine/kv/kv_format.hpp"
+#include "types/deployment.hpp"
+
+namespace trilemma::engine {
+namespace {
+
+void store_f32(const float* x, void* row, int n) { quantize_row_f32(x, row, n); }
+void store_f16(const float* x, void* row, int n) { quantize_row_f16(x, row, n); }
+void store_q8_0(const float* x, void* row, int n) { quantize_row_q8_0(x, row, n); }
+void store_q4_0(const float* x, void* row, int n) { quantize_row_q4_0(x, row, n); }
+
+constexpr std::array k_rows = {
+    KvFormatKernels{TensorType::f32, store_f32, kv_dot_f32_ref, kv_axpy_f32_ref, kv_dot_f32_avx2},
+    KvFormatKernels{TensorType::f16, store_f16, kv_dot_f16_ref, kv_axpy_f16_ref, kv_dot_f16_avx2},
+    KvFormatKernels{TensorType::q8_0, store_q8_0, kv_dot_q8_0_ref, kv_axpy_q8_0_ref, nullptr},
+    KvFormatKernels{TensorType::q4_0, store_q4_0, kv_dot_q4_0_ref, kv_axpy_q4_0_ref, nullptr},
+};
+
+}  // namespace
+
+std::span<const KvFormatKernels> kv_format_kernels() { return k_rows; }
+
+const KvFormatKernels* find_kv_format(TensorType type) {
+  const auto it = std::find_if(k_rows.begin(), k_rows.end(), [&](const auto& r) { return r.type == type; });
+  return it == k_rows.end() ? nullptr : &*it;
+}
+
+KvDotFn select_kv_dot(const KvFormatKernels& k, Isa isa) {
+  const bool x86 = isa == Isa::avx2 || isa == Isa::avx512vnni;
+  return x86 && k.dot_avx2 != nullptr ? k.dot_avx2 : k.dot_ref;
+}
+
+std::uint64_t kv_row_bytes(TensorType type, int kv_dim) { return tensor_bytes(type, std::uint64_t(kv_dim)); }
+
+}  // namespace trilemma::engine

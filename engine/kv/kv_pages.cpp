@@ -1,0 +1,75 @@
+// Attention over runs of stored rows, in one storage format. The arithmetic follows llama2.c
+// run.c operation for operation (scores divided by sqrt(head_dim), softmax with the max
+// subtracted, V accumulated position by position), so with f32 rows and the scalar dot the
+// fp32 engine reproduces run.c, and every strategy gives bit-identical results whenever it
+// shows a query the same positions in the same format.
+#include "engine/kv/kv_pages.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+namespace trilemma::engine {
+
+void PagedKvBase::Free::operator()(std::byte* p) const { std::free(p); }
+
+PagedKvBase::PagedKvBase(const KvConfig& c, int page_positions)
+    : m_layers(c.layers),
+      m_capacity(c.capacity),
+      m_heads(c.heads),
+      m_kv_heads(c.kv_heads),
+      m_head_dim(c.head_dim),
+      m_kv_dim(c.kv_heads * c.head_dim),
+      m_page(page_positions),
+      m_row_bytes(kv_row_bytes(c.format, c.kv_heads * c.head_dim)),
+      m_page_bytes(2 * std::size_t(page_positions) * m_row_bytes),
+      m_format(*find_kv_format(c.format)),
+      m_dot(select_kv_dot(m_format, c.isa)) {}
+
+std::byte* PagedKvBase::new_page() {
+  const std::size_t bytes = (m_page_bytes + 63) / 64 * 64;
+  auto* p = static_cast<std::byte*>(std::aligned_alloc(64, bytes));
+  if (p == nullptr) throw std::bad_alloc();
+  std::memset(p, 0, bytes);
+  m_pages.emplace_back(p);
+  m_allocated += m_page_bytes;
+  return p;
+}
+
+void PagedKvBase::free_page(std::byte* page) {
+  const auto it = std::find_if(m_pages.begin(), m_pages.end(), [&](const auto& p) { return p.get() == page; });
+  if (it == m_pages.end()) return;
+  m_pages.erase(it);
+  m_allocated -= m_page_bytes;
+}
+
+void PagedKvBase::write_row(std::byte* page, int slot, const float* k, const float* v) const {
+  m_format.store_row(k, k_rows(page) + std::size_t(slot) * m_row_bytes, m_kv_dim);
+  m_format.store_row(v, v_rows(page) + std::size_t(slot) * m_row_bytes, m_kv_dim);
+}
+
+void PagedKvBase::attend(int layer, int head, int n_pos, const float* q, float* out, float* scores) const {
+  thread_local std::vector<Run> runs;
+  runs.clear();
+  visible_runs(layer, n_pos, runs);
+  const int first = (head / (m_heads / m_kv_heads)) * m_head_dim;  // element offset of the kv head
+  const float scale = std::sqrt(float(m_head_dim));
+  int n = 0;
+  for (const Run& r : runs)
+    for (int i = 0; i < r.count; ++i) scores[n++] = m_dot(r.k + std::size_t(i) * m_row_bytes, first, m_head_dim, q) / scale;
+  const float max = *std::max_element(scores, scores + n);
+  float sum = 0.0f;
+  for (int t = 0; t < n; ++t) {
+    scores[t] = std::exp(scores[t] - max);
+    sum += scores[t];
+  }
+  for (int t = 0; t < n; ++t) scores[t] /= sum;
+  std::fill(out, out + m_head_dim, 0.0f);
+  int t = 0;
+  for (const Run& r : runs)
+    for (int i = 0; i < r.count; ++i) m_format.axpy_ref(r.v + std::size_t(i) * m_row_bytes, first, m_head_dim, scores[t++], out);
+}
+
+}  // namespace trilemma::engine

@@ -1,0 +1,261 @@
+// `trilemma verify`: predicted versus measured, figure by figure, on this machine.
+//   verify (--plan plan.json | --model M [--weights W] [--threads N]) [--model-file F [--tokenizer T]]
+//          [--grid] [--calibrate] [--runs N] [--tol-decode F] [--tol-ttft F] [--tol-memory F] [--json]
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <thread>
+
+#include "cli/commands.hpp"
+#include "cli/exit_codes.hpp"
+#include "cli/format.hpp"
+#include "devices/device_db.hpp"
+#include "devices/device_loader.hpp"
+#include "io/atomic_write.hpp"
+#include "models/catalog.hpp"
+#include "solver/plan_document.hpp"
+#include "verify/verify.hpp"
+
+namespace trilemma::cli {
+namespace {
+
+using nlohmann::json;
+
+struct VerifyFlags {
+  std::string plan, model, model_file, tokenizer, weights, device = "host", out;
+  int threads = 0, runs = 3;
+  std::uint32_t prompt_tokens = 64, decode_tokens = 32;
+  verify::Tolerances tol;
+  bool grid = false, calibrate = false, as_json = false;
+};
+
+// The shape stored in a llama2.c checkpoint header: 7 int32 (dim, hidden, layers, heads,
+// kv_heads, vocab (negative = untied), seq_len).
+std::optional<std::array<std::int32_t, 7>> llama2c_header(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::array<std::int32_t, 7> h{};
+  if (!in.read(reinterpret_cast<char*>(h.data()), sizeof h)) return std::nullopt;
+  return h;
+}
+
+Status check_file_matches(const models::Model& m, const std::string& file) {
+  const auto& s = m.shape;
+  auto mismatch = [&](const std::string& what, std::uint64_t want, std::uint64_t got) -> Status {
+    return make_error(ErrorKind::input, file, what,
+                      "the file's " + what + " is " + std::to_string(got) + " but " + m.id + " has " + std::to_string(want));
+  };
+  if (file.ends_with(".gguf")) {
+    TRILEMMA_TRY(f, models::resolve_model(file));
+    if (f.shape.layers != s.layers) return mismatch("layers", s.layers, f.shape.layers);
+    if (f.shape.hidden != s.hidden) return mismatch("hidden", s.hidden, f.shape.hidden);
+    if (f.shape.kv_heads != s.kv_heads) return mismatch("kv_heads", s.kv_heads, f.shape.kv_heads);
+    if (f.shape.vocab != s.vocab) return mismatch("vocab", s.vocab, f.shape.vocab);
+    return Ok{};
+  }
+  const auto h = llama2c_header(file);
+  if (!h) return make_error(ErrorKind::input, file, "header", "not a GGUF file and too short for a llama2.c header");
+  if (std::uint32_t((*h)[0]) != s.hidden) return mismatch("hidden", s.hidden, std::uint32_t((*h)[0]));
+  if (std::uint32_t((*h)[2]) != s.layers) return mismatch("layers", s.layers, std::uint32_t((*h)[2]));
+  if (std::uint32_t((*h)[4]) != s.kv_heads) return mismatch("kv_heads", s.kv_heads, std::uint32_t((*h)[4]));
+  if (std::uint32_t(std::abs((*h)[5])) != s.vocab) return mismatch("vocab", s.vocab, std::uint32_t(std::abs((*h)[5])));
+  return Ok{};
+}
+
+Result<TensorType> engine_type_of(WeightFormat f) {
+  if (info(f).engine_type) return *info(f).engine_type;
+  return make_error(ErrorKind::input, "weights", "",
+                    std::string(info(f).name) + " is not a format the engine runs (f32, f16, bf16, q8_0, q4_0, int3, "
+                                                "int2); plan with --weights q4_0 (or another) to verify");
+}
+
+json point_json(const verify::PointReport& r) {
+  json checks = json::array();
+  for (const auto& c : r.checks)
+    checks.push_back({{"figure", c.figure}, {"predicted", c.predicted}, {"measured", c.measured},
+                      {"rel_error", c.rel_error}, {"tolerance", c.tolerance}, {"pass", c.pass}});
+  const auto& m = r.measured;
+  return {{"config", solver::config_to_json(r.point.config)},
+          {"engine_weights", std::string(info(r.point.engine_weights).name)},
+          {"model", r.point.model_file ? r.point.model_file->string() : r.point.model_id},
+          {"synthetic", m.synthetic}, {"kernels", m.kernels}, {"runs", m.runs},
+          {"prompt_tokens", m.prompt_tokens}, {"decode_tokens", m.decode_tokens},
+          {"measured", {{"decode_tok_s", {{"median", m.decode_tok_s.median}, {"min", m.decode_tok_s.min}, {"max", m.decode_tok_s.max}}},
+                        {"ttft_ms", {{"median", m.ttft_ms.median}, {"min", m.ttft_ms.min}, {"max", m.ttft_ms.max}}},
+                        {"peak_rss_bytes", m.peak_rss_bytes}, {"weight_bytes", m.weight_bytes}}},
+          {"checks", checks}, {"pass", r.pass()}};
+}
+
+void print_point(const verify::PointReport& r) {
+  std::cout << describe(r.point.config) << "  [" << (r.measured.synthetic ? "synthetic " : "real ")
+            << (r.point.model_file ? r.point.model_file->filename().string() : r.point.model_id) << ", "
+            << r.measured.prompt_tokens << "-token prompt, " << r.measured.runs << " runs, " << r.measured.kernels << "]\n";
+  for (const auto& c : r.checks) {
+    const bool bytes = c.figure == "peak_memory_bytes";
+    std::cout << "  " << pad(c.figure, 20) << pad(bytes ? gib(c.predicted, 3) : fixed(c.predicted, 2), 14)
+              << pad(bytes ? gib(c.measured, 3) : fixed(c.measured, 2), 14) << pad(fixed(100 * c.rel_error, 1) + "%", 10)
+              << "+-" << fixed(100 * c.tolerance, 0) << "%  " << (c.pass ? "ok" : "OUT") << "\n";
+  }
+}
+
+int run_verify(VerifyFlags f) {
+  if (f.runs < 1) return report_error(make_error(ErrorKind::usage, "--runs", "", "must be >= 1"));
+  // What to run: a plan document, or a model and pins.
+  DeploymentConfig base;
+  std::string model_id = f.model;
+  std::optional<WeightFormat> weights;
+  if (!f.plan.empty()) {
+    auto text = io::read_text_file(f.plan);
+    if (!text.ok()) return report_error(text.error());
+    auto doc = solver::parse_plan_document(*text, f.plan);
+    if (!doc.ok()) return report_error(doc.error());
+    base = doc->config;
+    weights = doc->config.weights;
+    if (model_id.empty()) model_id = doc->raw["model"].value("id", "");
+  }
+  if (model_id.empty()) model_id = f.grid ? "smollm2-135m" : "";
+  if (model_id.empty()) return report_error(make_error(ErrorKind::usage, "--model", "", "give --plan or --model"));
+  if (!f.weights.empty()) {
+    weights = weight_format_from_name(f.weights);
+    if (!weights) return report_error(make_error(ErrorKind::usage, "--weights", "", "unknown weight format '" + f.weights + "'"));
+  }
+  auto model = models::resolve_model(model_id);
+  if (!model.ok()) return report_error(model.error());
+  if (!f.model_file.empty()) {
+    if (auto s = check_file_matches(*model, f.model_file); !s.ok()) return report_error(s.error());
+  }
+  auto host = devices::resolve_device(f.device);
+  if (!host.ok()) return report_error(host.error());
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  base.threads = f.threads ? f.threads : std::min(base.threads ? base.threads : cores, cores);
+
+  std::vector<verify::RunPoint> points;
+  auto add_point = [&](WeightFormat w, std::uint32_t prompt) -> Status {
+    TRILEMMA_TRY(engine_weights, engine_type_of(w));
+    verify::RunPoint p;
+    p.config = base;
+    p.config.weights = w;
+    p.model_id = model->id;
+    if (!f.model_file.empty()) p.model_file = f.model_file;
+    if (!f.tokenizer.empty()) p.tokenizer_file = f.tokenizer;
+    p.engine_weights = engine_weights;
+    p.prompt_tokens = prompt;
+    p.decode_tokens = f.decode_tokens;
+    points.push_back(p);
+    return Ok{};
+  };
+  if (f.grid) {
+    // Contexts 512 and 2048 (prompt + decode), capped by the model's trained context.
+    for (auto w : {WeightFormat::f16, WeightFormat::q8_0, WeightFormat::q4_0})
+      for (std::uint32_t ctx : {512u, 2048u}) {
+        const std::uint32_t c = std::min(ctx, model->shape.context);
+        if (auto s = add_point(w, c - f.decode_tokens); !s.ok()) return report_error(s.error());
+      }
+  } else {
+    if (auto s = add_point(weights.value_or(WeightFormat::q4_0), f.prompt_tokens); !s.ok()) return report_error(s.error());
+  }
+
+  char exe[4096];
+  const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n <= 0) return report_error(make_error(ErrorKind::io, "/proc/self/exe", "", "cannot locate the trilemma binary"));
+  verify::EngineSource source(std::string(exe, std::size_t(n)), f.runs);
+  const bool tty = isatty(STDERR_FILENO);
+  std::vector<verify::PointReport> reports;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const auto& p = points[i];
+    const std::string label = "[" + std::to_string(i + 1) + "/" + std::to_string(points.size()) + "] " +
+                              std::string(info(p.engine_weights).name) + ", " + std::to_string(p.prompt_tokens) +
+                              "-token prompt, " + std::to_string(f.runs + 1) + " runs";
+    if (tty) {
+      const int done = int(20 * i / points.size());
+      std::cerr << "\r[" << std::string(done, '#') << std::string(20 - done, '.') << "] " << label << std::flush;
+    } else {
+      std::cerr << "verify: " << label << "\n";
+    }
+    auto m = source.measure(p);
+    if (!m.ok()) return report_error(m.error());
+    verify::PointReport r;
+    r.point = p;
+    r.measured = *m;
+    r.predicted = verify::predict(*model, *host, p, m->prompt_tokens);
+    r.checks = verify::compare(r.predicted, r.measured, f.tol);
+    reports.push_back(std::move(r));
+  }
+  if (tty) std::cerr << "\r" << std::string(80, ' ') << "\r";
+
+  // Datasheet (or probe) prediction first; after calibration, the same measurements again.
+  std::vector<verify::PointReport> calibrated;
+  if (f.calibrate) {
+    const std::string when = std::to_string(std::time(nullptr));
+    std::string on = model->id + " (" + (reports.front().measured.synthetic ? "synthetic" : "real") + " weights), " +
+                     std::to_string(reports.size()) + " points, formats:";
+    for (const auto& r : reports) on += " " + std::string(info(r.point.engine_weights).name);
+    on += ", unix time " + when;
+    host->calibration = verify::calibrate(reports, *host, on);
+    for (auto r : reports) {
+      r.predicted = verify::predict(*model, *host, r.point, r.measured.prompt_tokens);
+      r.checks = verify::compare(r.predicted, r.measured, f.tol);
+      calibrated.push_back(std::move(r));
+    }
+    const std::string target = f.device == "host" ? devices::host_profile_path() : f.device;
+    if (auto w = io::write_file_atomically(target, devices::device_to_yaml(*host)); !w.ok()) return report_error(w.error());
+    std::cerr << "calibration written to " << target << "\n";
+  }
+  const auto& final_reports = f.calibrate ? calibrated : reports;
+  const bool pass = std::all_of(final_reports.begin(), final_reports.end(), [](auto& r) { return r.pass(); });
+
+  json doc = {{"schema", "trilemma.verify"}, {"schema_version", 1}, {"model", model->id}, {"device", host->id},
+              {"tolerances", {{"decode", f.tol.decode}, {"ttft", f.tol.ttft}, {"memory", f.tol.memory}}},
+              {"points", json::array()}, {"pass", pass}};
+  for (const auto& r : reports) doc["points"].push_back(point_json(r));
+  if (f.calibrate) {
+    doc["calibrated_points"] = json::array();
+    for (const auto& r : calibrated) doc["calibrated_points"].push_back(point_json(r));
+  }
+  if (!f.out.empty())
+    if (auto w = io::write_file_atomically(f.out, doc.dump(2) + "\n"); !w.ok()) return report_error(w.error());
+  if (f.as_json) {
+    std::cout << doc.dump(2) << "\n";
+  } else {
+    std::cout << "verify: " << model->id << " on " << host->name << "\n"
+              << "  figure              predicted     measured      error     tolerance\n";
+    std::cout << (f.calibrate ? "\nbefore calibration (" + host->origin + " factors):\n" : "");
+    for (const auto& r : reports) print_point(r);
+    if (f.calibrate) {
+      std::cout << "\nafter calibration:\n";
+      for (const auto& r : calibrated) print_point(r);
+    }
+    std::cout << "\n" << (pass ? "all figures within tolerance" : "some figures are out of tolerance") << "\n";
+  }
+  return pass ? k_exit_ok : k_exit_check_failed;
+}
+
+}  // namespace
+
+void add_verify_command(CLI::App& app, Handler& handler) {
+  static VerifyFlags f;
+  auto* cmd = app.add_subcommand("verify", "Run a plan's configuration in the engine on this machine and compare with the prediction");
+  cmd->add_option("--plan", f.plan, "plan document from `plan --json`");
+  cmd->add_option("--model,-m", f.model, "catalog model id (its shape; synthetic weights unless --model-file)");
+  cmd->add_option("--model-file", f.model_file, "real weights for the model (GGUF or llama2.c); checked against its shape");
+  cmd->add_option("--tokenizer", f.tokenizer, "llama2.c tokenizer for --model-file");
+  cmd->add_option("--weights", f.weights, "weight format to run (engine formats: f32 f16 bf16 q8_0 q4_0 int3 int2)");
+  cmd->add_option("--threads", f.threads, "threads (default: the plan's, at most this machine's cores)");
+  cmd->add_option("--device", f.device, "host profile to predict with and calibrate (default: host)")->capture_default_str();
+  cmd->add_option("--runs", f.runs, "measured runs per configuration, after one warm-up")->capture_default_str();
+  cmd->add_option("--prompt-tokens", f.prompt_tokens, "prompt length")->capture_default_str();
+  cmd->add_option("--decode-tokens", f.decode_tokens, "tokens generated per run")->capture_default_str();
+  cmd->add_option("--tol-decode", f.tol.decode, "relative tolerance of decode tok/s")->capture_default_str();
+  cmd->add_option("--tol-ttft", f.tol.ttft, "relative tolerance of TTFT")->capture_default_str();
+  cmd->add_option("--tol-memory", f.tol.memory, "relative tolerance of peak memory")->capture_default_str();
+  cmd->add_flag("--grid", f.grid, "weights f16/q8_0/q4_0 x contexts 512/2048");
+  cmd->add_flag("--calibrate", f.calibrate, "fit the host's derating factors and write them to its profile");
+  cmd->add_option("--out", f.out, "also write the JSON report here");
+  cmd->add_flag("--json", f.as_json, "JSON report (docs/json-schemas.md#verify)");
+  cmd->callback([&] { handler = [] { return run_verify(f); }; });
+}
+
+}  // namespace trilemma::cli

@@ -1,0 +1,70 @@
+// Emitters translate a plan document into a runtime's own configuration: a llama.cpp command
+// line, an Ollama Modelfile, MLC LLM's mlc-chat-config.json fields, or trilemma's plan YAML/JSON.
+// One table lists them (emitter_table.cpp); one file per emitter; nothing else switches on the
+// format. Contract: an emitter never drops a plan choice silently. What its target cannot express
+// goes into `not_expressed` and, as a comment or warning field, into the emitted text itself.
+#pragma once
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "solver/plan_document.hpp"
+#include "types/result.hpp"
+
+namespace trilemma::emitters {
+
+// A plan choice the target cannot express. `substitute` is what was emitted instead (a nearest
+// equivalent) or "" when nothing was emitted for it.
+struct NotExpressed {
+  std::string choice;      // plan field: "kv_strategy", "weights", "speculative", ...
+  std::string value;       // the plan's value: "sliding 2048+4"
+  std::string reason;      // why the target cannot express it
+  std::string substitute;  // what was emitted instead, or ""
+};
+
+// One output file. files[0] is the primary file, written to --out PATH; the others are written
+// beside it to PATH + suffix (".args", ".env").
+struct OutputFile {
+  std::string role;    // "command", "arguments", "modelfile", "environment", "chat-config", "plan"
+  std::string suffix;  // "" for the primary file
+  std::string content;
+};
+
+struct Emission {
+  std::vector<OutputFile> files;
+  // What the emitter set, as the target spells it (flag, PARAMETER, env var, JSON field), in
+  // emission order: the round-trip tests parse the files back and compare with these.
+  std::vector<std::pair<std::string, std::string>> settings;
+  std::vector<NotExpressed> not_expressed;
+};
+
+// "NOT EXPRESSED kv_strategy=sliding 2048+4: reason (emitted instead: x)".
+std::string describe(const NotExpressed& n);
+
+using EmitFn = Result<Emission> (*)(const solver::PlanDocument& plan);
+
+// Append new emitters at the end: names are accepted by `--emit` / `--format`.
+struct EmitterInfo {
+  std::string_view name;     // "llama.cpp": the one spelling on the command line
+  std::string_view target;   // what the output is for
+  std::string_view primary;  // conventional name of the primary file
+  EmitFn emit;
+};
+
+std::span<const EmitterInfo> emitters();
+const EmitterInfo* find_emitter(std::string_view name);
+// "llama.cpp, ollama, mlc-llm, plan-json, plan-yaml" for help and error messages.
+std::string emitter_names();
+
+// The `emit --json` document (docs/emitters.md): format, plan summary, files, settings and
+// what was not expressed. `paths` are the files as written ("" when printed).
+nlohmann::json emission_to_json(const EmitterInfo& emitter, const solver::PlanDocument& plan, const Emission& emission,
+                                const std::vector<std::string>& paths);
+
+// Writes the primary file to `path` and the others to path + suffix, each atomically; when one
+// write fails the files already written by this call are removed. Returns the paths written.
+Result<std::vector<std::string>> write_emission(const Emission& emission, const std::string& path);
+
+}  // namespace trilemma::emitters

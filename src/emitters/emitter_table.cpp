@@ -1,0 +1,72 @@
+// The one table of emitters. Adding a target is a row here plus its file.
+#include <array>
+#include <filesystem>
+
+#include "io/atomic_write.hpp"
+
+#include "emitters/emit_functions.hpp"
+
+namespace trilemma::emitters {
+namespace {
+
+constexpr std::array k_emitters = {
+    EmitterInfo{"llama.cpp", "llama-server / llama-cli command line and argument file", "llama-server.sh", emit_llama_cpp},
+    EmitterInfo{"ollama", "Ollama Modelfile and server environment", "Modelfile", emit_ollama},
+    EmitterInfo{"mlc-llm", "MLC LLM mlc-chat-config.json fields", "mlc-chat-config.json", emit_mlc_llm},
+    EmitterInfo{"plan-json", "trilemma plan document, JSON", "plan.json", emit_plan_json},
+    EmitterInfo{"plan-yaml", "trilemma plan document, YAML", "plan.yaml", emit_plan_yaml},
+};
+
+}  // namespace
+
+std::span<const EmitterInfo> emitters() { return k_emitters; }
+
+const EmitterInfo* find_emitter(std::string_view name) {
+  for (const auto& e : k_emitters)
+    if (e.name == name) return &e;
+  return nullptr;
+}
+
+std::string emitter_names() {
+  std::string s;
+  for (const auto& e : k_emitters) s += (s.empty() ? "" : ", ") + std::string(e.name);
+  return s;
+}
+
+nlohmann::json emission_to_json(const EmitterInfo& emitter, const solver::PlanDocument& plan, const Emission& emission,
+                                const std::vector<std::string>& paths) {
+  nlohmann::json j;
+  j["schema"] = "trilemma.emit";
+  j["schema_version"] = 1;
+  j["format"] = emitter.name;
+  j["target"] = emitter.target;
+  j["plan"] = {{"model", plan.model}, {"device", plan.device}, {"scenario", plan.scenario},
+               {"summary", describe(plan.config)}};
+  j["files"] = nlohmann::json::array();
+  for (std::size_t i = 0; i < emission.files.size(); ++i)
+    j["files"].push_back({{"role", emission.files[i].role},
+                          {"path", i < paths.size() ? paths[i] : ""},
+                          {"content", emission.files[i].content}});
+  j["settings"] = nlohmann::json::array();
+  for (const auto& [k, v] : emission.settings) j["settings"].push_back({{"name", k}, {"value", v}});
+  j["not_expressed"] = nlohmann::json::array();
+  for (const auto& n : emission.not_expressed)
+    j["not_expressed"].push_back({{"choice", n.choice}, {"value", n.value}, {"reason", n.reason}, {"substitute", n.substitute}});
+  return j;
+}
+
+Result<std::vector<std::string>> write_emission(const Emission& emission, const std::string& path) {
+  std::vector<std::string> written;
+  for (const auto& file : emission.files) {
+    const std::string target = path + file.suffix;
+    if (auto w = io::write_file_atomically(target, file.content); !w.ok()) {
+      std::error_code ec;
+      for (const auto& p : written) std::filesystem::remove(p, ec);
+      return w.error();
+    }
+    written.push_back(target);
+  }
+  return written;
+}
+
+}  // namespace trilemma::emitters

@@ -1,0 +1,130 @@
+// llama.cpp: a `llama-server` launch script and the same arguments as an argument file, one
+// option per line. Flags as in llama.cpp common/arg.cpp (b6325 or later, where `-fa` takes
+// on|off|auto). A quantized V cache needs flash attention (llama.cpp issue #10378: "V cache
+// quantization requires flash_attn"), so `-fa on` goes with any quantized KV type.
+#include <array>
+
+#include "emitters/emit_functions.hpp"
+#include "emitters/plan_facts.hpp"
+
+namespace trilemma::emitters {
+namespace {
+
+struct BackendBuild {
+  std::string_view backend;
+  std::string_view cmake;  // the CMake option that builds llama.cpp with this backend
+};
+constexpr std::array k_builds = {
+    BackendBuild{"cpu", "cmake -B build"},
+    BackendBuild{"metal", "cmake -B build -DGGML_METAL=ON"},
+    BackendBuild{"cuda", "cmake -B build -DGGML_CUDA=ON"},
+    BackendBuild{"vulkan", "cmake -B build -DGGML_VULKAN=ON"},
+    BackendBuild{"opencl", "cmake -B build -DGGML_OPENCL=ON"},
+};
+
+// Single-quotes a value when the shell (or xargs) would split or expand it.
+std::string quoted(const std::string& v) {
+  const bool plain = !v.empty() && v.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                                       "0123456789._/+-:=@,") == std::string::npos;
+  if (plain) return v;
+  std::string s = "'";
+  for (char c : v) s += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return s + "'";
+}
+
+std::string ngl(const PlanFacts& f) { return f.layers ? std::to_string(f.layers + 1) : "999"; }
+
+}  // namespace
+
+Result<Emission> emit_llama_cpp(const solver::PlanDocument& plan) {
+  const PlanFacts f = plan_facts(plan);
+  const auto& c = f.config;
+  Emission e;
+  std::vector<std::string> notes;
+  auto set = [&](const std::string& flag, const std::string& value) { e.settings.emplace_back(flag, value); };
+
+  set("-m", f.model_file);
+  set("-c", std::to_string(c.context));
+  if (c.threads) set("-t", std::to_string(c.threads));
+  set("-b", std::to_string(f.batch));
+  set("-ub", std::to_string(f.ubatch));
+  notes.push_back("-b/-ub: llama.cpp's defaults (2048/512) capped at the plan's context");
+  const std::string kv(info(c.kv_type).name);
+  set("-ctk", kv);
+  set("-ctv", kv);
+  if (c.kv_type == TensorType::q8_0 || c.kv_type == TensorType::q4_0) {
+    set("-fa", "on");
+    notes.push_back("-fa on: a quantized V cache requires flash attention (llama.cpp #10378); builds before b6325 take a bare -fa");
+  }
+  const BackendBuild* build = nullptr;
+  for (const auto& b : k_builds)
+    if (b.backend == c.backend) build = &b;
+  if (!build)
+    e.not_expressed.push_back({"backend", c.backend, "llama.cpp has no " + c.backend + " backend", "cpu"});
+  if (f.gpu && build) {
+    set("-ngl", ngl(f));
+    notes.push_back("-ngl " + ngl(f) + ": every layer and the output on the " + c.backend + " backend");
+  }
+  if (c.speculative.kind == DraftKind::model || c.speculative.kind == DraftKind::self) {
+    set("-md", f.draft_file);
+    set("--draft-max", std::to_string(c.speculative.draft_len));
+    set("--draft-min", std::to_string(c.speculative.draft_len));
+    if (f.gpu && build) set("-ngld", "999");
+    notes.push_back("--draft-min = --draft-max: the estimate assumes g = " + std::to_string(c.speculative.draft_len) +
+                    " drafted tokens per target pass");
+    if (c.speculative.kind == DraftKind::self)
+      notes.push_back("self-speculation: the draft is a " + std::string(info(c.speculative.draft_weights).name) +
+                      " copy of the same model");
+  }
+  if (f.mlock) {
+    set("--mlock", "");
+    notes.push_back("--mlock: the plan leaves " + std::to_string(static_cast<int>(f.memory_headroom * 100 + 0.5)) +
+                    "% of usable memory free; pinning keeps the weights the estimate counts as resident");
+  }
+  if (f.no_mmap) {
+    set("--no-mmap", "");
+    notes.push_back("--no-mmap: weights live in VRAM on a discrete GPU; a host mapping would only add resident memory");
+  }
+
+  common_not_expressed(f, "llama.cpp", e.not_expressed);
+  switch (c.kv_strategy) {
+    case KvStrategy::contiguous: break;
+    case KvStrategy::paged:
+      e.not_expressed.push_back({"kv_strategy", "paged",
+                                 "llama.cpp allocates the KV cache for the whole -c context up front",
+                                 "a contiguous cache of -c tokens (peak memory is the contiguous figure)"});
+      break;
+    case KvStrategy::sliding:
+      e.not_expressed.push_back({"kv_strategy", "sliding " + std::to_string(c.window) + "+" + std::to_string(c.sinks),
+                                 "llama.cpp has no imposed sliding-window KV cache; --context-shift with --keep " +
+                                     std::to_string(c.sinks) + " is the nearest (it drops half the context when full)",
+                                 "a full cache of -c tokens"});
+      break;
+    case KvStrategy::offload:
+      e.not_expressed.push_back({"kv_strategy", "offload " + std::to_string(static_cast<int>(c.kv_resident_fraction * 100 + 0.5)) + "% resident",
+                                 "llama.cpp cannot keep a share of the KV cache in a slower tier (--no-kv-offload moves all of it to host memory)",
+                                 "a resident cache of -c tokens"});
+      break;
+  }
+
+  std::string script = "#!/bin/sh\n";
+  std::string args;
+  for (const auto& h : header_lines(f, "llama.cpp")) script += "# " + h + "\n", args += "# " + h + "\n";
+  if (build) script += "# build: " + std::string(build->cmake) + " && cmake --build build --target llama-server\n";
+  for (const auto& n : notes) script += "# " + n + "\n";
+  for (const auto& n : e.not_expressed) script += "# " + describe(n) + "\n", args += "# " + describe(n) + "\n";
+  script += "# llama-cli takes the same arguments (it ignores the draft model); the argument file:\n"
+            "#   grep -v '^#' FILE.args | xargs llama-server\n";
+  script += "exec llama-server";
+  for (const auto& [flag, value] : e.settings) {
+    const std::string opt = value.empty() ? flag : flag + " " + quoted(value);
+    script += " \\\n  " + opt;
+    args += opt + "\n";
+  }
+  script += " \\\n  \"$@\"\n";
+  e.files.push_back({"command", "", script});
+  e.files.push_back({"arguments", ".args", args});
+  return e;
+}
+
+}  // namespace trilemma::emitters

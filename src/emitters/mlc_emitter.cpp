@@ -1,0 +1,95 @@
+// MLC LLM: the mlc-chat-config.json fields a plan decides (quantization, context_window_size,
+// sliding_window_size, attention_sink_size, prefill_chunk_size), to merge into the file that
+// `mlc_llm gen_config` writes. MLC's quantization codes are qAfB_id (A weight bits, B activation
+// bits: docs/compilation/configure_quantization.rst); the KV cache takes the activation dtype.
+// Warnings go in "trilemma_warnings": MLC keeps unknown keys of the chat config in kwargs.
+#include <array>
+
+#include "emitters/emit_functions.hpp"
+#include "emitters/plan_facts.hpp"
+
+namespace trilemma::emitters {
+namespace {
+
+struct MlcQuant {
+  WeightFormat weights;
+  std::string_view f16, f32;  // MLC codes with f16 / f32 activations; "" when none
+  bool exact;                 // false: a nearest equivalent with another block layout
+};
+// Formats absent from this table have no MLC equivalent.
+constexpr std::array k_quant = {
+    MlcQuant{WeightFormat::f32, "", "q0f32", true},
+    MlcQuant{WeightFormat::f16, "q0f16", "q0f32", true},
+    MlcQuant{WeightFormat::bf16, "q0f16", "q0f32", false},
+    MlcQuant{WeightFormat::q4_0, "q4f16_1", "q4f32_1", false},
+    MlcQuant{WeightFormat::q4_k_m, "q4f16_1", "q4f32_1", false},
+    MlcQuant{WeightFormat::q3_k_m, "q3f16_1", "", false},
+};
+
+}  // namespace
+
+Result<Emission> emit_mlc_llm(const solver::PlanDocument& plan) {
+  const PlanFacts f = plan_facts(plan);
+  const auto& c = f.config;
+  Emission e;
+  nlohmann::json j;
+  j["trilemma_note"] = header_lines(f, "MLC LLM");
+  j["trilemma_note"].push_back("merge these fields into the mlc-chat-config.json that `mlc_llm gen_config` writes");
+  const std::string wname(info(c.weights).name);
+
+  const MlcQuant* q = nullptr;
+  for (const auto& row : k_quant)
+    if (row.weights == c.weights) q = &row;
+  const bool want_f32 = c.kv_type == TensorType::f32 || c.weights == WeightFormat::f32;
+  std::string code;
+  if (q) code = std::string(want_f32 && !q->f32.empty() ? q->f32 : (q->f16.empty() ? q->f32 : q->f16));
+  if (!q) {
+    if (!info(c.weights).llama_cpp.empty())
+      e.not_expressed.push_back({"weights", wname, "MLC LLM has no quantization equivalent to " + wname, ""});
+  } else if (!q->exact) {
+    e.not_expressed.push_back({"weights", wname, "MLC LLM has no " + wname + "; its nearest code uses another block layout, so memory and accuracy differ from the plan", code});
+  }
+  if (!code.empty()) e.settings.emplace_back("quantization", code);
+  common_not_expressed(f, "MLC LLM", e.not_expressed);
+
+  const std::string act = code.empty() ? "f16" : (code.find("f32") != std::string::npos ? "f32" : "f16");
+  const std::string kv(info(c.kv_type).name);
+  if (kv != act)
+    e.not_expressed.push_back({"kv_type", kv, "MLC LLM stores the KV cache in the activation dtype (" + act + ")", act});
+
+  if (c.kv_strategy == KvStrategy::sliding) {
+    e.settings.emplace_back("context_window_size", "-1");
+    e.settings.emplace_back("sliding_window_size", std::to_string(c.window));
+    e.settings.emplace_back("attention_sink_size", std::to_string(c.sinks));
+  } else {
+    e.settings.emplace_back("context_window_size", std::to_string(c.context));
+    e.settings.emplace_back("sliding_window_size", "-1");
+    e.settings.emplace_back("attention_sink_size", "0");
+  }
+  e.settings.emplace_back("prefill_chunk_size", std::to_string(f.batch));
+  if (c.kv_strategy == KvStrategy::offload)
+    e.not_expressed.push_back({"kv_strategy", "offload", "MLC LLM's paged KV cache has no slower tier",
+                               "a resident paged cache"});
+  if (c.speculative.kind == DraftKind::model || c.speculative.kind == DraftKind::self)
+    e.not_expressed.push_back({"speculative", std::string(draft_kind_name(c.speculative.kind)) + " g" + std::to_string(c.speculative.draft_len),
+                               "mlc-chat-config.json has no speculative fields; serve with --speculative-mode small_draft "
+                               "--additional-models " + f.draft_file + " and spec_draft_length " + std::to_string(c.speculative.draft_len),
+                               ""});
+  if (c.threads && c.backend == "cpu")
+    e.not_expressed.push_back({"threads", std::to_string(c.threads), "mlc-chat-config.json has no thread count (set TVM_NUM_THREADS)", ""});
+  if (c.backend == "opencl" || c.backend == "metal" || c.backend == "cuda" || c.backend == "vulkan")
+    j["trilemma_note"].push_back("compile with: mlc_llm compile ... --device " + c.backend);
+  else if (c.backend != "cpu")
+    e.not_expressed.push_back({"backend", c.backend, "MLC LLM has no " + c.backend + " target", ""});
+
+  for (const auto& [k, v] : e.settings) {
+    if (k == "quantization") j[k] = v;
+    else j[k] = std::stoll(v);
+  }
+  j["trilemma_warnings"] = nlohmann::json::array();
+  for (const auto& n : e.not_expressed) j["trilemma_warnings"].push_back(describe(n));
+  e.files.push_back({"chat-config", "", j.dump(2) + "\n"});
+  return e;
+}
+
+}  // namespace trilemma::emitters

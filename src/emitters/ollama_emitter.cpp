@@ -1,0 +1,71 @@
+// Ollama: a Modelfile (FROM + PARAMETER lines, docs/modelfile.md) and an environment file with
+// the server-wide settings Ollama reads for the KV cache: OLLAMA_KV_CACHE_TYPE (f16, q8_0,
+// q4_0) and OLLAMA_FLASH_ATTENTION, which a quantized KV cache requires (docs/faq.md).
+#include "emitters/emit_functions.hpp"
+#include "emitters/plan_facts.hpp"
+
+namespace trilemma::emitters {
+
+Result<Emission> emit_ollama(const solver::PlanDocument& plan) {
+  const PlanFacts f = plan_facts(plan);
+  const auto& c = f.config;
+  Emission e;
+  std::vector<std::string> notes;
+  auto set = [&](const std::string& name, const std::string& value) { e.settings.emplace_back(name, value); };
+
+  const bool relative = f.model_file.find('/') == std::string::npos;
+  set("FROM", relative ? "./" + f.model_file : f.model_file);
+  set("num_ctx", std::to_string(c.context));
+  if (c.threads) set("num_thread", std::to_string(c.threads));
+  set("num_predict", std::to_string(f.num_predict));
+  notes.push_back("num_predict: the context left after the plan's " + std::to_string(c.prompt) + "-token prompt");
+  const bool ollama_gpu = c.backend == "metal" || c.backend == "cuda" || c.backend == "vulkan";
+  if (f.gpu && !ollama_gpu)
+    e.not_expressed.push_back({"backend", c.backend, "Ollama has no " + c.backend + " backend", "cpu (num_gpu 0)"});
+  set("num_gpu", ollama_gpu ? (f.layers ? std::to_string(f.layers + 1) : "999") : "0");
+  notes.push_back(ollama_gpu ? "num_gpu: every layer on the " + c.backend + " backend" : "num_gpu 0: the plan runs on the CPU");
+
+  std::string kv(info(c.kv_type).name);
+  if (c.kv_type == TensorType::f32) {
+    e.not_expressed.push_back({"kv_type", "f32", "Ollama's KV cache types are f16, q8_0 and q4_0", "f16"});
+    kv = "f16";
+  }
+  set("OLLAMA_KV_CACHE_TYPE", kv);
+  if (kv != "f16") {
+    set("OLLAMA_FLASH_ATTENTION", "1");
+    notes.push_back("OLLAMA_FLASH_ATTENTION=1: Ollama quantizes the KV cache only with flash attention on");
+  }
+
+  common_not_expressed(f, "Ollama", e.not_expressed);
+  if (c.speculative.kind == DraftKind::model || c.speculative.kind == DraftKind::self)
+    e.not_expressed.push_back({"speculative", std::string(draft_kind_name(c.speculative.kind)) + " g" +
+                                                  std::to_string(c.speculative.draft_len),
+                               "Ollama has no speculative decoding", "plain decoding"});
+  if (c.kv_strategy == KvStrategy::sliding)
+    e.not_expressed.push_back({"kv_strategy", "sliding " + std::to_string(c.window) + "+" + std::to_string(c.sinks),
+                               "Ollama has no imposed sliding-window KV cache", "a full cache of num_ctx tokens"});
+  if (c.kv_strategy == KvStrategy::offload)
+    e.not_expressed.push_back({"kv_strategy", "offload", "Ollama cannot keep a share of the KV cache in a slower tier",
+                               "a resident cache of num_ctx tokens"});
+  if (c.kv_strategy == KvStrategy::paged)
+    e.not_expressed.push_back({"kv_strategy", "paged", "Ollama sizes its KV cache for num_ctx up front",
+                               "a contiguous cache of num_ctx tokens"});
+  if (f.mlock)
+    e.not_expressed.push_back({"memory", "mlock", "Modelfiles cannot pin memory; Ollama decides memory mapping itself", ""});
+
+  std::string modelfile, env;
+  for (const auto& h : header_lines(f, "Ollama")) modelfile += "# " + h + "\n", env += "# " + h + "\n";
+  for (const auto& n : notes) modelfile += "# " + n + "\n";
+  env += "# server-wide: these apply to every model this Ollama server runs (systemd EnvironmentFile or docker --env-file)\n";
+  for (const auto& n : e.not_expressed) modelfile += "# " + describe(n) + "\n";
+  for (const auto& [name, value] : e.settings) {
+    if (name == "FROM") modelfile += "FROM " + value + "\n";
+    else if (name.starts_with("OLLAMA_")) env += name + "=" + value + "\n";
+    else modelfile += "PARAMETER " + name + " " + value + "\n";
+  }
+  e.files.push_back({"modelfile", "", modelfile});
+  e.files.push_back({"environment", ".env", env});
+  return e;
+}
+
+}  // namespace trilemma::emitters

@@ -1,0 +1,80 @@
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+
+#include "verify/measurement.hpp"
+
+namespace trilemma::verify {
+namespace {
+
+std::string quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += (c == '\'') ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+Result<nlohmann::json> run_once(const std::string& command) {
+  FILE* p = popen(command.c_str(), "r");
+  if (!p) return make_error(ErrorKind::io, "verify", "", "cannot start the engine: " + command);
+  std::string out;
+  std::array<char, 4096> buf{};
+  while (std::size_t n = fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
+  const int status = pclose(p);
+  if (status != 0) return make_error(ErrorKind::input, "verify", "", "the engine run failed (" + command + ")");
+  try {
+    return nlohmann::json::parse(out);
+  } catch (const nlohmann::json::exception&) {
+    return make_error(ErrorKind::internal, "verify", "", "the engine printed no JSON report");
+  }
+}
+
+}  // namespace
+
+Spread spread_of(std::vector<double> v) {
+  if (v.empty()) return {};
+  std::sort(v.begin(), v.end());
+  return {v[v.size() / 2], v.front(), v.back()};
+}
+
+Result<Measurement> EngineSource::measure(const RunPoint& p) {
+  // A prompt of single-byte tokens: synthetic tokenizers map each byte to one token.
+  const std::string prompt(p.prompt_tokens > 2 ? p.prompt_tokens - 2 : 1, 'a');
+  std::string cmd = quote(m_binary.string()) + " run --json --quiet";
+  if (p.model_file) {
+    cmd += " --model " + quote(p.model_file->string());
+    if (p.tokenizer_file) cmd += " --tokenizer " + quote(p.tokenizer_file->string());
+  } else {
+    cmd += " --synthetic " + quote(p.model_id);
+  }
+  cmd += " --weights " + std::string(info(p.engine_weights).name);
+  cmd += " --threads " + std::to_string(p.config.threads);
+  cmd += " --steps " + std::to_string(p.decode_tokens);
+  cmd += " --prompt " + quote(p.model_file ? std::string("Once upon a time") : prompt);
+  cmd += " 2>/dev/null";
+  std::vector<double> ttft, prefill, decode, rss;
+  Measurement m;
+  for (int i = 0; i <= m_runs; ++i) {
+    TRILEMMA_TRY(j, run_once(cmd));
+    if (i == 0) continue;  // warm-up: page cache, CPU frequency
+    ttft.push_back(j.value("ttft_ms", 0.0));
+    prefill.push_back(j.value("prefill_tok_s", 0.0));
+    decode.push_back(j.value("decode_tok_s", 0.0));
+    rss.push_back(j.value("peak_rss_bytes", 0.0));
+    m.weight_bytes = j.value("weight_bytes", 0.0);
+    m.prompt_tokens = static_cast<std::uint32_t>(j["prompt_tokens"].size());
+    m.decode_tokens = static_cast<std::uint32_t>(j["tokens"].size());
+    m.synthetic = j.value("synthetic", true);
+    m.kernels = j.value("kernels", "");
+    m.weights = j.value("weights", "");
+  }
+  m.ttft_ms = spread_of(ttft);
+  m.prefill_tok_s = spread_of(prefill);
+  m.decode_tok_s = spread_of(decode);
+  m.peak_rss_bytes = spread_of(rss).median;
+  m.runs = m_runs;
+  return m;
+}
+
+}  // namespace trilemma::verify

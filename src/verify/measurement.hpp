@@ -1,0 +1,61 @@
+// What `verify` measures, and where measurements come from. The engine source runs the real
+// binary (`trilemma run --json`) in a child process per configuration, so each measurement's
+// peak resident memory is its own; tests substitute a fake source.
+#pragma once
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "types/deployment.hpp"
+#include "types/model_shape.hpp"
+#include "types/result.hpp"
+
+namespace trilemma::verify {
+
+// One configuration to run: the deployment choices plus where the weights come from.
+struct RunPoint {
+  DeploymentConfig config;
+  std::string model_id;                       // catalog id (synthetic weights of its shape) ...
+  std::optional<std::filesystem::path> model_file, tokenizer_file;  // ... or real weights
+  TensorType engine_weights = TensorType::q4_0;
+  std::uint32_t prompt_tokens = 64;  // prefill length
+  std::uint32_t decode_tokens = 32;  // tokens generated per run
+};
+
+struct Spread {
+  double median = 0, min = 0, max = 0;
+};
+
+struct Measurement {
+  Spread ttft_ms, prefill_tok_s, decode_tok_s;
+  double peak_rss_bytes = 0;
+  double weight_bytes = 0;
+  std::uint32_t prompt_tokens = 0;  // as tokenized (BOS included)
+  std::uint32_t decode_tokens = 0;
+  bool synthetic = true;
+  std::string kernels;
+  std::string weights;              // as the engine reports it ("q4_0+mixed")
+  int runs = 0;
+};
+
+class MeasurementSource {
+ public:
+  virtual ~MeasurementSource() = default;
+  virtual Result<Measurement> measure(const RunPoint& point) = 0;
+};
+
+// Runs `binary run ... --json` `runs` times after one warm-up; medians and extremes.
+class EngineSource final : public MeasurementSource {
+ public:
+  EngineSource(std::filesystem::path binary, int runs) : m_binary(std::move(binary)), m_runs(runs) {}
+  Result<Measurement> measure(const RunPoint& point) override;
+
+ private:
+  std::filesystem::path m_binary;
+  int m_runs;
+};
+
+Spread spread_of(std::vector<double> values);
+
+}  // namespace trilemma::verify

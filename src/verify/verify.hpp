@@ -1,0 +1,55 @@
+// `verify`: predict a configuration's figures for the host profile, run it in the engine,
+// and report figure by figure how far prediction and measurement are apart. `calibrate`
+// fits the host's derating factors from measurements so the next plan uses them.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "devices/device.hpp"
+#include "models/model.hpp"
+#include "types/estimate.hpp"
+#include "verify/measurement.hpp"
+
+namespace trilemma::verify {
+
+// Relative tolerances, as fractions (0.10 = 10%).
+struct Tolerances {
+  double decode = 0.10;
+  double ttft = 0.20;
+  double memory = 0.05;
+};
+
+struct FigureCheck {
+  std::string figure;    // "decode_tok_s", "ttft_ms", "peak_memory_bytes"
+  double predicted = 0;
+  double measured = 0;
+  double rel_error = 0;  // (predicted - measured) / measured
+  double tolerance = 0;
+  bool pass = false;
+};
+
+struct PointReport {
+  RunPoint point;
+  Estimate predicted;
+  Measurement measured;
+  std::vector<FigureCheck> checks;
+  bool pass() const;
+};
+
+// The model the engine runs at `point`: a catalog shape, with per-tensor bytes in the engine's
+// layout (every matrix in `engine_weights`, rows that do not fill a block in f32, norms f32).
+models::Model engine_model(const models::Model& catalog_model, TensorType engine_weights);
+
+// Prediction for `point` on `host`, in the engine's configuration (f32 contiguous KV sized
+// prompt + decode tokens, CPU threads), at the measured prompt length.
+Estimate predict(const models::Model& model, const devices::Device& host, const RunPoint& point,
+                 std::uint32_t prompt_tokens);
+
+std::vector<FigureCheck> compare(const Estimate& predicted, const Measurement& measured, const Tolerances& tol);
+
+// Fits bandwidth and compute fractions per weight format and the runtime memory from reports;
+// the result replaces any earlier calibration of `host`.
+devices::Calibration calibrate(const std::vector<PointReport>& reports, const devices::Device& host,
+                               const std::string& fitted_on);
+
+}  // namespace trilemma::verify

@@ -1,0 +1,416 @@
+// Emitters: golden files for every emitter on plans from each scenario (and on pinned plans that
+// exercise what targets cannot express), JSON output checked against its schema, and the
+// emitted files parsed back to the settings the emitter reports. TRILEMMA_UPDATE_GOLDEN=1
+// rewrites the golden files.
+#include <catch2/catch.hpp>
+#include <yaml-cpp/yaml.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "devices/device_db.hpp"
+#include "emitters/emitter.hpp"
+#include "emitters/json_schema.hpp"
+#include "models/catalog.hpp"
+#include "solver/plan_document.hpp"
+
+using namespace trilemma;
+using Settings = std::vector<std::pair<std::string, std::string>>;
+
+namespace {
+
+struct PlanCase {
+  std::string name, model, device, scenario;
+  solver::Pins pins = {};
+  std::optional<double> max_loss_points = {};  // loosens the scenario (int3 loses > 10 points)
+};
+
+solver::PlanDocument make_plan(const PlanCase& pc) {
+  auto model = models::resolve_model(pc.model);
+  REQUIRE(model.ok());
+  auto device = devices::resolve_device(pc.device);
+  REQUIRE(device.ok());
+  auto profile = solver::resolve_profile(pc.scenario);
+  REQUIRE(profile.ok());
+  if (pc.max_loss_points) profile->constraints.max_loss_points = pc.max_loss_points;
+  auto catalog = models::builtin_models();
+  REQUIRE(catalog.ok());
+  solver::PlanRequest req;
+  req.model = &*model;
+  req.device = &*device;
+  req.profile = *profile;
+  req.pins = pc.pins;
+  req.catalog = &*catalog;
+  auto result = solver::plan(req);
+  REQUIRE(result.ok());
+  CAPTURE(pc.name);
+  REQUIRE(result->chosen);
+  auto doc = solver::parse_plan_document(solver::plan_to_json(*result, *model, *device, *profile).dump(), pc.name + ".json");
+  REQUIRE(doc.ok());
+  return *doc;
+}
+
+// Each scenario on a laptop; on the phone the latency corner is infeasible (TTFT < 100 ms).
+std::vector<PlanCase> scenario_cases() {
+  std::vector<PlanCase> out;
+  for (const std::string scenario : {"latency", "memory", "accuracy"})
+    out.push_back({"apple-m2-" + scenario, "llama-3.2-1b", "apple-m2", scenario});
+  for (const std::string scenario : {"memory", "accuracy"})
+    out.push_back({"snapdragon-8-gen-3-" + scenario, "llama-3.2-1b", "snapdragon-8-gen-3", scenario});
+  return out;
+}
+
+// Plans pinned to choices some targets cannot express.
+std::vector<PlanCase> pinned_cases() {
+  std::vector<PlanCase> out;
+  PlanCase sliding{"sliding-q8kv", "llama-3.2-1b", "snapdragon-8-gen-3", "memory"};
+  sliding.pins.strategy = KvStrategy::sliding, sliding.pins.window = 1024, sliding.pins.sinks = 4;
+  sliding.pins.kv = TensorType::q8_0;
+  out.push_back(sliding);
+  PlanCase layers{"layer-skip", "llama-3.2-1b", "snapdragon-8-gen-3", "memory"};
+  layers.pins.speculative = true, layers.pins.draft_kind = DraftKind::layers;
+  out.push_back(layers);
+  PlanCase int3{"int3-offload", "llama-3.2-3b", "raspberry-pi-5", "memory"};
+  int3.pins.weights = WeightFormat::int3, int3.pins.kv_resident_fraction = 0.5, int3.pins.strategy = KvStrategy::offload;
+  int3.max_loss_points = 40;
+  out.push_back(int3);
+  PlanCase draft{"draft-model-cuda", "llama-3.1-8b", "rtx-4090", "accuracy"};
+  draft.pins.draft_model = "llama-3.2-1b", draft.pins.speculative = true, draft.pins.draft_kind = DraftKind::model;
+  out.push_back(draft);
+  PlanCase paged{"paged-f32kv", "qwen2.5-0.5b", "apple-m2", "accuracy"};
+  paged.pins.strategy = KvStrategy::paged, paged.pins.kv = TensorType::f32, paged.pins.weights = WeightFormat::q8_0;
+  out.push_back(paged);
+  return out;
+}
+
+std::string render(const emitters::Emission& e) {
+  std::string s;
+  for (const auto& f : e.files) s += "==> " + f.role + " (PATH" + f.suffix + ") <==\n" + f.content;
+  s += "==> not expressed <==\n";
+  for (const auto& n : e.not_expressed) s += describe(n) + "\n";
+  return s;
+}
+
+void check_golden(const std::string& name, const std::string& actual) {
+  const auto path = std::filesystem::path(TRILEMMA_SOURCE_DIR) / "tests/emitters/golden" / name;
+  if (std::getenv("TRILEMMA_UPDATE_GOLDEN")) {
+    std::ofstream(path) << actual;
+    return;
+  }
+  std::ifstream in(path);
+  CAPTURE(name);
+  REQUIRE(in.good());
+  std::stringstream ss;
+  ss << in.rdbuf();
+  CHECK(actual == ss.str());
+}
+
+std::string file_name(const std::string& emitter) {
+  std::string s(emitter);
+  for (char& c : s)
+    if (c == '.') c = '-';
+  return s;
+}
+
+// --- tiny parsers of the emitted formats -------------------------------------------------------
+
+// Shell words with single quotes (as the llama.cpp emitter writes them).
+std::vector<std::string> shell_words(const std::string& line) {
+  std::vector<std::string> out;
+  std::string cur;
+  bool in_word = false, quoted = false;
+  for (char c : line) {
+    if (quoted) {
+      if (c == '\'') quoted = false;
+      else cur += c;
+    } else if (c == '\'') {
+      quoted = in_word = true;
+    } else if (c == ' ' || c == '\t' || c == '\n') {
+      if (in_word) out.push_back(cur), cur.clear(), in_word = false;
+    } else {
+      cur += c, in_word = true;
+    }
+  }
+  if (in_word) out.push_back(cur);
+  return out;
+}
+
+Settings pair_flags(const std::vector<std::string>& words) {
+  Settings out;
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    const bool has_value = i + 1 < words.size() && !(words[i + 1].size() > 1 && words[i + 1][0] == '-' && !std::isdigit(words[i + 1][1]));
+    out.emplace_back(words[i], has_value ? words[i + 1] : "");
+    if (has_value) ++i;
+  }
+  return out;
+}
+
+Settings parse_args_file(const std::string& text) {
+  std::vector<std::string> words;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty() && line[0] != '#')
+      for (auto& w : shell_words(line)) words.push_back(w);
+  return pair_flags(words);
+}
+
+Settings parse_script(const std::string& text) {
+  const auto at = text.find("exec llama-server");
+  REQUIRE(at != std::string::npos);
+  std::string cmd;
+  for (std::size_t i = at + 17; i < text.size(); ++i) {
+    if (text[i] == '\\' && i + 1 < text.size() && text[i + 1] == '\n') ++i;
+    else cmd += text[i];
+  }
+  auto words = shell_words(cmd);
+  REQUIRE(!words.empty());
+  CHECK(words.back() == "\"$@\"");
+  words.pop_back();
+  return pair_flags(words);
+}
+
+Settings parse_modelfile(const std::string& modelfile, const std::string& env) {
+  Settings out;
+  std::istringstream in(modelfile);
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream words(line);
+    std::string op, name, value;
+    words >> op;
+    if (op == "FROM") {
+      words >> value;
+      out.emplace_back("FROM", value);
+    } else {
+      REQUIRE(op == "PARAMETER");
+      words >> name >> value;
+      out.emplace_back(name, value);
+    }
+  }
+  std::istringstream ein(env);
+  for (std::string line; std::getline(ein, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    const auto eq = line.find('=');
+    REQUIRE(eq != std::string::npos);
+    out.emplace_back(line.substr(0, eq), line.substr(eq + 1));
+  }
+  return out;
+}
+
+const testing::Schema& emit_schema() {
+  using testing::Schema;
+  static const Schema s{"object",
+                        {{"schema", {"string"}},
+                         {"schema_version", {"integer"}},
+                         {"format", {"string"}},
+                         {"target", {"string"}},
+                         {"plan", {"object", {{"model", {"string"}}, {"device", {"string"}}, {"scenario", {"string"}}, {"summary", {"string"}}}}},
+                         {"files", {"array", {}, {Schema{"object", {{"role", {"string"}}, {"path", {"string"}}, {"content", {"string"}}}}}}},
+                         {"settings", {"array", {}, {Schema{"object", {{"name", {"string"}}, {"value", {"string"}}}}}}},
+                         {"not_expressed",
+                          {"array", {}, {Schema{"object", {{"choice", {"string"}}, {"value", {"string"}}, {"reason", {"string"}}, {"substitute", {"string"}}}}}}}}};
+  return s;
+}
+
+bool has_not_expressed(const emitters::Emission& e, const std::string& choice) {
+  for (const auto& n : e.not_expressed)
+    if (n.choice == choice) return true;
+  return false;
+}
+
+std::string setting(const emitters::Emission& e, const std::string& name) {
+  for (const auto& [k, v] : e.settings)
+    if (k == name) return v;
+  return "<unset>";
+}
+
+}  // namespace
+
+TEST_CASE("emitters: the table lists each target once and finds it by name", "[emitters]") {
+  std::set<std::string> names;
+  for (const auto& e : emitters::emitters()) {
+    CHECK(names.insert(std::string(e.name)).second);
+    CHECK(emitters::find_emitter(e.name) == &e);
+    CHECK(e.emit != nullptr);
+  }
+  CHECK(emitters::find_emitter("vllm") == nullptr);
+  CHECK(emitters::emitter_names() == "llama.cpp, ollama, mlc-llm, plan-json, plan-yaml");
+}
+
+TEST_CASE("emitters: golden output of every emitter on plans from each scenario", "[emitters][golden]") {
+  for (const auto& pc : scenario_cases()) {
+    const auto plan = make_plan(pc);
+    for (const auto& e : emitters::emitters()) {
+      // trilemma's own formats are checked on the laptop plans only: they copy the document.
+      const bool own = e.name.starts_with("plan-");
+      if (own && pc.device != "apple-m2") continue;
+      auto out = e.emit(plan);
+      REQUIRE(out.ok());
+      check_golden(pc.name + "." + file_name(std::string(e.name)) + ".txt", render(*out));
+    }
+  }
+}
+
+TEST_CASE("emitters: golden output on pinned plans, with what each target cannot express", "[emitters][golden]") {
+  for (const auto& pc : pinned_cases()) {
+    const auto plan = make_plan(pc);
+    for (const std::string name : {"llama.cpp", "ollama", "mlc-llm"}) {
+      auto out = emitters::find_emitter(name)->emit(plan);
+      REQUIRE(out.ok());
+      check_golden(pc.name + "." + file_name(name) + ".txt", render(*out));
+    }
+  }
+}
+
+TEST_CASE("emitters: choices a target lacks are reported and written into the output, never dropped", "[emitters]") {
+  const auto cases = pinned_cases();
+  auto emit = [&](std::size_t i, const std::string& name) {
+    auto out = emitters::find_emitter(name)->emit(make_plan(cases[i]));
+    REQUIRE(out.ok());
+    return *out;
+  };
+  SECTION("sliding window with a q8_0 KV cache") {
+    const auto llama = emit(0, "llama.cpp");
+    CHECK(has_not_expressed(llama, "kv_strategy"));
+    CHECK(setting(llama, "-fa") == "on");  // llama.cpp #10378: a quantized V cache needs flash attention
+    CHECK(setting(llama, "-ctv") == "q8_0");
+    CHECK(llama.files[0].content.find("# NOT EXPRESSED kv_strategy=sliding 1024+4") != std::string::npos);
+    const auto ollama = emit(0, "ollama");
+    CHECK(has_not_expressed(ollama, "kv_strategy"));
+    CHECK(setting(ollama, "OLLAMA_FLASH_ATTENTION") == "1");
+    CHECK(setting(ollama, "OLLAMA_KV_CACHE_TYPE") == "q8_0");
+    const auto mlc = emit(0, "mlc-llm");
+    CHECK(setting(mlc, "sliding_window_size") == "1024");
+    CHECK(setting(mlc, "attention_sink_size") == "4");
+    CHECK(setting(mlc, "context_window_size") == "-1");
+    CHECK(has_not_expressed(mlc, "kv_type"));  // MLC keeps the KV in the activation dtype
+  }
+  SECTION("layer-skip self-speculation") {
+    for (const std::string name : {"llama.cpp", "ollama", "mlc-llm"}) {
+      const auto e = emit(1, name);
+      CAPTURE(name);
+      CHECK(has_not_expressed(e, "speculative"));
+      CHECK(setting(e, "-md") == "<unset>");
+    }
+  }
+  SECTION("trilemma's int3 weights and a KV offload tier") {
+    for (const std::string name : {"llama.cpp", "ollama", "mlc-llm"}) {
+      const auto e = emit(2, name);
+      CAPTURE(name);
+      CHECK(has_not_expressed(e, "weights"));
+      CHECK(has_not_expressed(e, "kv_strategy"));
+    }
+  }
+  SECTION("a draft model on a discrete GPU") {
+    const auto llama = emit(3, "llama.cpp");
+    CHECK(setting(llama, "-md") == "llama-3.2-1b-" + std::string(info(make_plan(cases[3]).config.speculative.draft_weights).llama_cpp) + ".gguf");
+    CHECK(setting(llama, "--draft-max") == setting(llama, "--draft-min"));
+    CHECK(setting(llama, "-ngl") == "33");  // 32 layers + output
+    CHECK(setting(llama, "--no-mmap") == "");
+    CHECK(has_not_expressed(emit(3, "ollama"), "speculative"));
+    CHECK(has_not_expressed(emit(3, "mlc-llm"), "speculative"));
+  }
+  SECTION("the plan's own formats express everything") {
+    for (std::size_t i = 0; i < cases.size(); ++i)
+      for (const std::string name : {"plan-json", "plan-yaml"}) CHECK(emit(i, name).not_expressed.empty());
+  }
+}
+
+TEST_CASE("emitters: the model file is derived from id and weights unless the plan names one", "[emitters]") {
+  auto plan = make_plan(scenario_cases()[0]);
+  auto derived = emitters::find_emitter("llama.cpp")->emit(plan);
+  REQUIRE(derived.ok());
+  const std::string expected = "llama-3.2-1b-" + std::string(info(plan.config.weights).llama_cpp) + ".gguf";
+  CHECK(setting(*derived, "-m") == expected);
+  CHECK(derived->files[0].content.find("derived from the plan's model id and weights") != std::string::npos);
+  plan.raw["model"]["path"] = "/models/my llama.gguf";
+  auto given = emitters::find_emitter("llama.cpp")->emit(plan);
+  REQUIRE(given.ok());
+  CHECK(setting(*given, "-m") == "/models/my llama.gguf");
+  CHECK(given->files[1].content.find("-m '/models/my llama.gguf'") != std::string::npos);
+  CHECK(parse_args_file(given->files[1].content) == given->settings);
+  auto ollama = emitters::find_emitter("ollama")->emit(plan);
+  REQUIRE(ollama.ok());
+  CHECK(setting(*ollama, "FROM") == "/models/my llama.gguf");
+}
+
+TEST_CASE("emitters: argument file, launch script, Modelfile and chat config parse back to the settings", "[emitters]") {
+  auto cases = scenario_cases();
+  for (const auto& p : pinned_cases()) cases.push_back(p);
+  for (const auto& pc : cases) {
+    CAPTURE(pc.name);
+    const auto plan = make_plan(pc);
+    auto llama = emitters::find_emitter("llama.cpp")->emit(plan);
+    REQUIRE(llama.ok());
+    REQUIRE(llama->files.size() == 2);
+    CHECK(parse_args_file(llama->files[1].content) == llama->settings);
+    CHECK(parse_script(llama->files[0].content) == llama->settings);
+    CHECK(setting(*llama, "-c") == std::to_string(plan.config.context));
+
+    auto ollama = emitters::find_emitter("ollama")->emit(plan);
+    REQUIRE(ollama.ok());
+    REQUIRE(ollama->files.size() == 2);
+    CHECK(parse_modelfile(ollama->files[0].content, ollama->files[1].content) == ollama->settings);
+    CHECK(setting(*ollama, "num_ctx") == std::to_string(plan.config.context));
+
+    auto mlc = emitters::find_emitter("mlc-llm")->emit(plan);
+    REQUIRE(mlc.ok());
+    const auto j = nlohmann::json::parse(mlc->files[0].content);
+    for (const auto& [k, v] : mlc->settings) {
+      CAPTURE(k);
+      REQUIRE(j.contains(k));
+      CHECK((j[k].is_string() ? j[k].get<std::string>() : std::to_string(j[k].get<long long>())) == v);
+    }
+    CHECK(j["trilemma_warnings"].size() == mlc->not_expressed.size());
+
+    auto yaml = emitters::find_emitter("plan-yaml")->emit(plan);
+    REQUIRE(yaml.ok());
+    const YAML::Node y = YAML::Load(yaml->files[0].content);
+    const auto& cfg = plan.raw["chosen"]["config"];
+    CHECK(y["chosen"]["config"]["weights"].as<std::string>() == cfg["weights"].get<std::string>());
+    CHECK(y["chosen"]["config"]["context"].as<std::uint32_t>() == cfg["context"].get<std::uint32_t>());
+    CHECK(y["schema_version"].as<int>() == 1);
+    auto js = emitters::find_emitter("plan-json")->emit(plan);
+    REQUIRE(js.ok());
+    auto reread = solver::parse_plan_document(js->files[0].content, "reread.json");
+    REQUIRE(reread.ok());
+    CHECK(describe(reread->config) == describe(plan.config));
+  }
+}
+
+TEST_CASE("emitters: emit --json documents match their schema", "[emitters]") {
+  const auto plan = make_plan(pinned_cases()[0]);
+  for (const auto& e : emitters::emitters()) {
+    auto out = e.emit(plan);
+    REQUIRE(out.ok());
+    const auto j = emitters::emission_to_json(e, plan, *out, {"a", "b"});
+    CAPTURE(e.name);
+    CHECK(testing::schema_mismatch(j, emit_schema()).empty());
+    CHECK(j["schema"] == "trilemma.emit");
+    CHECK(j["not_expressed"].size() == out->not_expressed.size());
+  }
+  // The checker itself catches a wrong type and a missing key.
+  auto j = emitters::emission_to_json(emitters::emitters()[0], plan, *emitters::emitters()[0].emit(plan), {});
+  j["files"][0]["role"] = 3;
+  CHECK(testing::schema_mismatch(j, emit_schema()) == "$.files[0].role: expected string, got number");
+  j.erase("settings");
+  CHECK_FALSE(testing::schema_mismatch(j, emit_schema()).empty());
+}
+
+TEST_CASE("emitters: write_emission writes the primary and companion files, or none", "[emitters]") {
+  const auto dir = std::filesystem::temp_directory_path() / "trilemma-emitters-test";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const auto plan = make_plan(scenario_cases()[0]);
+  auto out = emitters::find_emitter("ollama")->emit(plan);
+  REQUIRE(out.ok());
+  auto written = emitters::write_emission(*out, (dir / "Modelfile").string());
+  REQUIRE(written.ok());
+  CHECK(*written == std::vector<std::string>{(dir / "Modelfile").string(), (dir / "Modelfile.env").string()});
+  CHECK(std::filesystem::exists(dir / "Modelfile.env"));
+  auto failed = emitters::write_emission(*out, (dir / "missing-dir" / "Modelfile").string());
+  CHECK_FALSE(failed.ok());
+  CHECK_FALSE(std::filesystem::exists(dir / "missing-dir"));
+}

@@ -1,0 +1,221 @@
+// KV storage formats and strategies on synthetic data and a tiny synthetic model; needs no
+// shared data. Real-model accuracy of each format lives in stories_kv_test.cpp.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "engine/kv/kv_pages.hpp"
+#include "engine/model/loaders.hpp"
+#include "engine/model/transformer.hpp"
+#include "engine_fixtures.hpp"
+
+using namespace trilemma;
+using namespace trilemma::engine;
+using namespace trilemma::testing;
+
+namespace {
+
+std::vector<float> normal(std::size_t n, std::uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> d;
+  std::vector<float> v(n);
+  for (float& x : v) x = d(rng);
+  return v;
+}
+
+KvConfig config(TensorType format, KvStrategy strategy, int capacity) {
+  KvConfig c;
+  c.layers = 2, c.heads = 4, c.kv_heads = 2, c.head_dim = 16, c.capacity = capacity;
+  c.format = format, c.strategy = strategy, c.page_positions = 5;
+  return c;
+}
+
+std::unique_ptr<KvCache> make(const KvConfig& c) {
+  auto r = make_kv_cache(c);
+  INFO((r.ok() ? "" : r.error().to_string()));
+  REQUIRE(r.ok());
+  return std::move(r).value();
+}
+
+// Logits of a prompt in batches of 7 (a rewrite of the last 3 positions included), then
+// decode steps, with the given cache.
+std::vector<float> run_model(const Model& m, ThreadPool& pool, std::unique_ptr<KvCache> cache) {
+  Transformer tf(m, pool, Isa::scalar, std::move(cache), 7);
+  std::vector<int> prompt;
+  for (int i = 0; i < 30; ++i) prompt.push_back(1 + (i * 37) % 299);
+  std::vector<float> out;
+  auto first = tf.forward(prompt, 0, true);
+  REQUIRE(first.ok());
+  out.assign(first->begin(), first->end());
+  auto again = tf.forward({prompt.data() + 27, 3}, 27, true);  // speculative-style rewrite
+  REQUIRE(again.ok());
+  out.insert(out.end(), again->begin(), again->end());
+  for (int pos = 30; pos < 40; ++pos) {
+    const int token = 5 + pos;
+    auto l = tf.forward({&token, 1}, pos);
+    REQUIRE(l.ok());
+    out.insert(out.end(), l->begin(), l->end());
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("kv::kv_format_kernels: dot and axpy on any slice equal those of the dequantized row", "[kv]") {
+  const int kv_dim = 64;
+  const auto x = normal(kv_dim, 11), q = normal(kv_dim, 12);
+  for (const KvFormatKernels& k : kv_format_kernels()) {
+    CAPTURE(info(k.type).name);
+    std::vector<std::byte> row(kv_row_bytes(k.type, kv_dim));
+    k.store_row(x.data(), row.data(), kv_dim);
+    CHECK(row.size() == tensor_bytes(k.type, kv_dim));
+    std::vector<float> deq(kv_dim);
+    find_kernels(k.type)->dequantize(row.data(), deq.data(), kv_dim);
+    for (auto [first, n] : {std::pair{0, 64}, {0, 8}, {8, 8}, {24, 16}, {28, 8}, {31, 2}, {40, 24}}) {
+      CAPTURE(first, n);
+      double want = 0, mag = 0;
+      for (int i = 0; i < n; ++i) want += double(q[std::size_t(i)]) * deq[std::size_t(first + i)], mag += std::fabs(q[std::size_t(i)] * deq[std::size_t(first + i)]);
+      CHECK(std::fabs(k.dot_ref(row.data(), first, n, q.data()) - want) <= 1e-5 * mag + 1e-6);
+      if (k.dot_avx2 != nullptr && detect_isa() != Isa::scalar && detect_isa() != Isa::neon)
+        CHECK(std::fabs(k.dot_avx2(row.data(), first, n, q.data()) - want) <= 1e-5 * mag + 1e-6);
+      std::vector<float> out(std::size_t(n), 1.0f);
+      k.axpy_ref(row.data(), first, n, 0.5f, out.data());
+      for (int i = 0; i < n; ++i) CHECK(out[std::size_t(i)] == Approx(1.0f + 0.5f * deq[std::size_t(first + i)]).margin(1e-6));
+    }
+  }
+}
+
+TEST_CASE("kv::make_kv_cache: invalid combinations are errors naming the option", "[kv]") {
+  auto c = config(TensorType::bf16, KvStrategy::contiguous, 16);
+  auto r = make_kv_cache(c);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().where == "kv_format");
+  CHECK(r.error().message == "bf16 is not a KV storage format (f32, f16, q8_0, q4_0)");
+  c = config(TensorType::q4_0, KvStrategy::contiguous, 16);
+  c.kv_heads = 1, c.heads = 2, c.head_dim = 8;  // kv_dim 8
+  r = make_kv_cache(c);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().message == "q4_0 stores blocks of 32 along kv_dim, which is 8 for this model");
+  c = config(TensorType::f16, KvStrategy::paged, 16);
+  c.window = 8;
+  r = make_kv_cache(c);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().message == "window and sinks apply to the sliding strategy only, not paged");
+  c = config(TensorType::f16, KvStrategy::sliding, 16);
+  r = make_kv_cache(c);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().where == "window");
+  c = config(TensorType::f16, KvStrategy::contiguous, 16);
+  c.resident_bytes = 1024;
+  r = make_kv_cache(c);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().message == "a resident budget applies to the offload strategy only, not contiguous");
+  c = config(TensorType::f16, KvStrategy::paged, 16);
+  c.page_positions = 0;
+  CHECK(make_kv_cache(c).error().where == "page_size");
+  c = config(TensorType::f16, KvStrategy::offload, 16);
+  c.spill_dir = "/nonexistent/dir";
+  r = make_kv_cache(c);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().kind == ErrorKind::io);
+}
+
+TEST_CASE("kv strategies: paged, sliding with W >= context and offload at any budget give contiguous's logits bit for bit", "[kv]") {
+  ThreadPool pool(2);
+  auto m = make_synthetic(tiny_shape(), "tiny", std::nullopt, 7, pool);
+  REQUIRE(m.ok());
+  const std::uint64_t page_bytes = 2 * 5 * kv_row_bytes(TensorType::f32, 32);
+  for (const KvFormatKernels& k : kv_format_kernels()) {
+    CAPTURE(info(k.type).name);
+    const auto want = run_model(*m, pool, make(config(k.type, KvStrategy::contiguous, 40)));
+    std::vector<KvConfig> others;
+    others.push_back(config(k.type, KvStrategy::paged, 40));
+    auto sliding = config(k.type, KvStrategy::sliding, 40);
+    sliding.window = 40, sliding.max_rewrite = 7;
+    others.push_back(sliding);
+    sliding.window = 36, sliding.sinks = 4;  // sinks + window cover every position too
+    others.push_back(sliding);
+    for (std::uint64_t pages : {0, 1, 3, 100}) {
+      auto off = config(k.type, KvStrategy::offload, 40);
+      off.resident_bytes = pages * page_bytes * kv_row_bytes(k.type, 32) / kv_row_bytes(TensorType::f32, 32);
+      others.push_back(off);
+    }
+    for (const KvConfig& c : others) {
+      CAPTURE(info(c.strategy).name, c.window, c.sinks, c.resident_bytes);
+      const auto got = run_model(*m, pool, make(c));
+      REQUIRE(got.size() == want.size());
+      CHECK(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)) == 0);
+    }
+  }
+}
+
+TEST_CASE("kv::sliding: a query sees the sinks and the last W positions, across ring wraps", "[kv]") {
+  const int kv_dim = 32, positions = 50, window = 8, sinks = 2;
+  auto c = config(TensorType::f32, KvStrategy::sliding, positions);
+  c.window = window, c.sinks = sinks, c.max_rewrite = 3;
+  auto cache = make(c);
+  const auto k = normal(std::size_t(positions) * kv_dim, 1), v = normal(std::size_t(positions) * kv_dim, 2);
+  const auto q = normal(16, 3);
+  std::vector<float> out(16), want(16), scores(static_cast<std::size_t>(positions));
+  for (int pos = 0; pos < positions; ++pos) {
+    cache->store(1, pos, &k[std::size_t(pos) * kv_dim], &v[std::size_t(pos) * kv_dim]);
+    cache->prepare_attend(1, pos + 1);
+    cache->attend(1, 3, pos + 1, q.data(), out.data(), scores.data());  // head 3 reads kv head 1
+    std::vector<int> seen;
+    for (int t = 0; t <= pos; ++t)
+      if (t < sinks || t > pos - window) seen.push_back(t);
+    std::vector<double> s;
+    double max = -1e30, sum = 0;
+    for (int t : seen) {
+      double d = 0;
+      for (int i = 0; i < 16; ++i) d += double(q[std::size_t(i)]) * k[std::size_t(t) * kv_dim + 16 + std::size_t(i)];
+      s.push_back(d / 4.0);
+      max = std::max(max, s.back());
+    }
+    for (double& x : s) sum += x = std::exp(x - max);
+    std::fill(want.begin(), want.end(), 0.0f);
+    for (std::size_t j = 0; j < seen.size(); ++j)
+      for (int i = 0; i < 16; ++i) want[std::size_t(i)] += float(s[j] / sum) * v[std::size_t(seen[j]) * kv_dim + 16 + std::size_t(i)];
+    CAPTURE(pos);
+    for (int i = 0; i < 16; ++i) REQUIRE(out[std::size_t(i)] == Approx(want[std::size_t(i)]).margin(1e-5));
+  }
+  // Memory: the sink page and ceil((W + max_rewrite) / P) = 3 ring pages per layer, whatever the length.
+  const std::uint64_t page = 2 * 5 * kv_row_bytes(TensorType::f32, kv_dim);
+  CHECK(cache->stats().allocated_bytes == 4 * page);  // layer 1 only was stored
+  CHECK(cache->stats().used_bytes == std::uint64_t(sinks + window) * 2 * 2 * kv_row_bytes(TensorType::f32, kv_dim));
+}
+
+TEST_CASE("kv::paged and offload: pages on demand, freed on reset; offload keeps the budget and counts tier traffic", "[kv]") {
+  const std::uint64_t row = kv_row_bytes(TensorType::q8_0, 32), page = 2 * 5 * row;
+  const auto x = normal(32, 5);
+  auto paged = make(config(TensorType::q8_0, KvStrategy::paged, 40));
+  CHECK(paged->bytes() == 0);
+  for (int pos = 0; pos < 7; ++pos)
+    for (int l = 0; l < 2; ++l) paged->store(l, pos, x.data(), x.data());
+  CHECK(paged->stats().allocated_bytes == 2 * 2 * page);  // 2 pages (positions 0-4, 5-9) x 2 layers
+  CHECK(paged->stats().used_bytes == 7 * 2 * 2 * row);
+  paged->reset();
+  CHECK(paged->stats().allocated_bytes == 0);
+  CHECK(paged->stats().used_bytes == 0);
+
+  auto c = config(TensorType::q8_0, KvStrategy::offload, 40);
+  c.resident_bytes = 3 * page;
+  auto off = make(c);
+  for (int pos = 0; pos < 40; ++pos)
+    for (int l = 0; l < 2; ++l) off->store(l, pos, x.data(), x.data());
+  KvStats s = off->stats();
+  CHECK(s.allocated_bytes == 3 * page);
+  CHECK(s.spilled_bytes == (16 - 3) * page);  // 8 pages x 2 layers, 3 resident
+  CHECK(s.slow_write_bytes == (16 - 3) * page);
+  std::vector<float> out(16), scores(40);
+  off->prepare_attend(0, 40);
+  off->attend(0, 0, 40, x.data(), out.data(), scores.data());
+  s = off->stats();
+  CHECK(s.slow_read_bytes == 7 * page);  // the newest 3 pages stay resident: layer 1's page 6, both layers' page 7
+  CHECK(off->status().ok());
+  off->reset();
+  CHECK(off->stats().allocated_bytes == 0);
+  CHECK(off->stats().spilled_bytes == 0);
+}

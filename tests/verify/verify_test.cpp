@@ -1,0 +1,102 @@
+// verify's comparison, tolerances and calibration against a fake measurement source, and the
+// plan-document checks. The real engine run is in tests/cli (verify on stories260K).
+#include <catch2/catch.hpp>
+
+#include "devices/device_db.hpp"
+#include "models/catalog.hpp"
+#include "verify/verify.hpp"
+
+using namespace trilemma;
+
+namespace {
+
+// Measures what the model predicts for a host whose true bandwidth and compute fractions are
+// given: a stand-in for the engine with known answers.
+class FakeSource final : public verify::MeasurementSource {
+ public:
+  FakeSource(const models::Model& m, devices::Device truth) : m_model(m), m_truth(std::move(truth)) {}
+  Result<verify::Measurement> measure(const verify::RunPoint& p) override {
+    const auto e = verify::predict(m_model, m_truth, p, p.prompt_tokens);
+    verify::Measurement out;
+    out.decode_tok_s = {e.latency.decode_tok_s.mid, e.latency.decode_tok_s.mid, e.latency.decode_tok_s.mid};
+    out.ttft_ms = {e.latency.ttft_ms.mid, e.latency.ttft_ms.mid, e.latency.ttft_ms.mid};
+    out.peak_rss_bytes = e.memory.total_bytes + 12 * 1048576.0;  // 12 MiB the model does not know
+    out.prompt_tokens = p.prompt_tokens;
+    out.runs = 3;
+    return out;
+  }
+
+ private:
+  const models::Model& m_model;
+  devices::Device m_truth;
+};
+
+devices::Device fake_host() {
+  auto d = devices::resolve_device("raspberry-pi-5").value();
+  d.id = "host";
+  return d;
+}
+
+}  // namespace
+
+TEST_CASE("verify::compare: relative errors and tolerance edges", "[verify]") {
+  Estimate e;
+  e.latency.decode_tok_s = Range::exact(11.0);
+  e.latency.ttft_ms = Range::exact(80.0);
+  e.memory.total_bytes = 1000;
+  verify::Measurement m;
+  m.decode_tok_s.median = 10.0;  // +10%: on the edge, passes
+  m.ttft_ms.median = 100.0;      // -20%: on the edge, passes
+  m.peak_rss_bytes = 900;        // +11%: fails the 5% default
+  const auto checks = verify::compare(e, m, {});
+  REQUIRE(checks.size() == 3);
+  CHECK(checks[0].rel_error == Approx(0.10));
+  CHECK(checks[0].pass);
+  CHECK(checks[1].rel_error == Approx(-0.20));
+  CHECK(checks[1].pass);
+  CHECK_FALSE(checks[2].pass);
+  verify::Tolerances loose;
+  loose.memory = 0.2;
+  CHECK(verify::compare(e, m, loose)[2].pass);
+  m.decode_tok_s.median = 0;  // a failed measurement never passes
+  CHECK_FALSE(verify::compare(e, m, loose)[0].pass);
+}
+
+TEST_CASE("verify::calibrate: recovers the true factors of a fake host", "[verify]") {
+  const auto model = models::resolve_model("smollm2-135m").value();
+  auto host = fake_host();
+  auto truth = host;
+  // The "real" machine reaches 40% of peak bandwidth on q8_0, 30% on q4_0 and 10% compute.
+  truth.calibration = devices::Calibration{"truth", {{"q8_0", 0.40}, {"q4_0", 0.30}}, {{"all", 0.10}}, 0.0, std::nullopt};
+  FakeSource source(model, truth);
+  std::vector<verify::PointReport> reports;
+  for (auto w : {TensorType::q8_0, TensorType::q4_0})
+    for (std::uint32_t prompt : {64u, 480u}) {
+      verify::RunPoint p;
+      p.model_id = model.id;
+      p.engine_weights = w;
+      p.config.weights = w == TensorType::q8_0 ? WeightFormat::q8_0 : WeightFormat::q4_0;
+      p.config.threads = 4;
+      p.prompt_tokens = prompt;
+      verify::PointReport r;
+      r.point = p;
+      r.measured = source.measure(p).value();
+      r.predicted = verify::predict(model, host, p, prompt);
+      r.checks = verify::compare(r.predicted, r.measured, {});
+      reports.push_back(r);
+    }
+  // Datasheet factors are off for this fake host.
+  CHECK_FALSE(reports.front().pass());
+  host.calibration = verify::calibrate(reports, host, "test");
+  for (auto& r : reports) {
+    r.predicted = verify::predict(model, host, r.point, r.point.prompt_tokens);
+    r.checks = verify::compare(r.predicted, r.measured, {});
+    CAPTURE(r.point.prompt_tokens, std::string(info(r.point.engine_weights).name));
+    for (const auto& c : r.checks) {
+      CAPTURE(c.figure, c.predicted, c.measured);
+      CHECK(c.pass);
+    }
+  }
+  REQUIRE(host.calibration->runtime_mib);
+  CHECK(*host.calibration->runtime_mib > 12.0);
+}
