@@ -23,13 +23,16 @@ struct KvFormatKernels {
   KvStoreRowFn store_row;  // scalar reference = the definition (the weight formats' quantizers)
   KvDotFn dot_ref;
   KvAxpyFn axpy_ref;
-  KvDotFn dot_avx2;  // nullptr when absent: select_kv_dot falls back to dot_ref
+  KvDotFn dot_avx2;    // SIMD columns (simd/avx2/kv_avx2.cpp, x86-64 only); nullptr when
+  KvAxpyFn axpy_avx2;  // absent: select_kv_* fall back to the _ref column. axpy_avx2 == axpy_ref
+                       // bit for bit; dot_avx2 differs only in float summation order.
 };
 
 std::span<const KvFormatKernels> kv_format_kernels();
 // nullptr when `type` is not a KV storage format of this engine.
 const KvFormatKernels* find_kv_format(TensorType type);
 KvDotFn select_kv_dot(const KvFormatKernels& k, Isa isa);
+KvAxpyFn select_kv_axpy(const KvFormatKernels& k, Isa isa);
 // Bytes of one stored row of kv_dim elements. REQUIRES: kv_dim a multiple of the block.
 std::uint64_t kv_row_bytes(TensorType type, int kv_dim);
 
@@ -44,5 +47,12 @@ float kv_dot_q8_0_ref(const void* row, int first, int n, const float* q);
 void kv_axpy_q8_0_ref(const void* row, int first, int n, float a, float* out);
 float kv_dot_q4_0_ref(const void* row, int first, int n, const float* q);
 void kv_axpy_q4_0_ref(const void* row, int first, int n, float a, float* out);
+// simd/avx2/kv_avx2.cpp (x86-64 builds only)
+void kv_axpy_f32_avx2(const void* row, int first, int n, float a, float* out);
+void kv_axpy_f16_avx2(const void* row, int first, int n, float a, float* out);
+float kv_dot_q8_0_avx2(const void* row, int first, int n, const float* q);
+void kv_axpy_q8_0_avx2(const void* row, int first, int n, float a, float* out);
+float kv_dot_q4_0_avx2(const void* row, int first, int n, const float* q);
+void kv_axpy_q4_0_avx2(const void* row, int first, int n, float a, float* out);
 
 }  // namespace trilemma::engine

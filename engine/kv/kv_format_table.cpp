@@ -15,12 +15,21 @@ void store_f16(const float* x, void* row, int n) { quantize_row_f16(x, row, n); 
 void store_q8_0(const float* x, void* row, int n) { quantize_row_q8_0(x, row, n); }
 void store_q4_0(const float* x, void* row, int n) { quantize_row_q4_0(x, row, n); }
 
+#if defined(__x86_64__) || defined(_M_X64)
+#define TRILEMMA_AVX2(fn) fn
+#else
+#define TRILEMMA_AVX2(fn) nullptr
+#endif
+
 constexpr std::array k_rows = {
-    KvFormatKernels{TensorType::f32, store_f32, kv_dot_f32_ref, kv_axpy_f32_ref, kv_dot_f32_avx2},
-    KvFormatKernels{TensorType::f16, store_f16, kv_dot_f16_ref, kv_axpy_f16_ref, kv_dot_f16_avx2},
-    KvFormatKernels{TensorType::q8_0, store_q8_0, kv_dot_q8_0_ref, kv_axpy_q8_0_ref, nullptr},
-    KvFormatKernels{TensorType::q4_0, store_q4_0, kv_dot_q4_0_ref, kv_axpy_q4_0_ref, nullptr},
+    KvFormatKernels{TensorType::f32, store_f32, kv_dot_f32_ref, kv_axpy_f32_ref, kv_dot_f32_avx2, TRILEMMA_AVX2(kv_axpy_f32_avx2)},
+    KvFormatKernels{TensorType::f16, store_f16, kv_dot_f16_ref, kv_axpy_f16_ref, kv_dot_f16_avx2, TRILEMMA_AVX2(kv_axpy_f16_avx2)},
+    KvFormatKernels{TensorType::q8_0, store_q8_0, kv_dot_q8_0_ref, kv_axpy_q8_0_ref, TRILEMMA_AVX2(kv_dot_q8_0_avx2),
+                    TRILEMMA_AVX2(kv_axpy_q8_0_avx2)},
+    KvFormatKernels{TensorType::q4_0, store_q4_0, kv_dot_q4_0_ref, kv_axpy_q4_0_ref, TRILEMMA_AVX2(kv_dot_q4_0_avx2),
+                    TRILEMMA_AVX2(kv_axpy_q4_0_avx2)},
 };
+#undef TRILEMMA_AVX2
 
 }  // namespace
 
@@ -34,6 +43,11 @@ const KvFormatKernels* find_kv_format(TensorType type) {
 KvDotFn select_kv_dot(const KvFormatKernels& k, Isa isa) {
   const bool x86 = isa == Isa::avx2 || isa == Isa::avx512vnni;
   return x86 && k.dot_avx2 != nullptr ? k.dot_avx2 : k.dot_ref;
+}
+
+KvAxpyFn select_kv_axpy(const KvFormatKernels& k, Isa isa) {
+  const bool x86 = isa == Isa::avx2 || isa == Isa::avx512vnni;
+  return x86 && k.axpy_avx2 != nullptr ? k.axpy_avx2 : k.axpy_ref;
 }
 
 std::uint64_t kv_row_bytes(TensorType type, int kv_dim) { return tensor_bytes(type, std::uint64_t(kv_dim)); }

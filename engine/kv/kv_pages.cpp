@@ -26,7 +26,8 @@ PagedKvBase::PagedKvBase(const KvConfig& c, int page_positions)
       m_row_bytes(kv_row_bytes(c.format, c.kv_heads * c.head_dim)),
       m_page_bytes(2 * std::size_t(page_positions) * m_row_bytes),
       m_format(*find_kv_format(c.format)),
-      m_dot(select_kv_dot(m_format, c.isa)) {}
+      m_dot(select_kv_dot(m_format, c.isa)),
+      m_axpy(select_kv_axpy(m_format, c.isa)) {}
 
 std::byte* PagedKvBase::new_page() {
   const std::size_t bytes = (m_page_bytes + 63) / 64 * 64;
@@ -69,7 +70,7 @@ void PagedKvBase::attend(int layer, int head, int n_pos, const float* q, float* 
   std::fill(out, out + m_head_dim, 0.0f);
   int t = 0;
   for (const Run& r : runs)
-    for (int i = 0; i < r.count; ++i) m_format.axpy_ref(r.v + std::size_t(i) * m_row_bytes, first, m_head_dim, scores[t++], out);
+    for (int i = 0; i < r.count; ++i) m_axpy(r.v + std::size_t(i) * m_row_bytes, first, m_head_dim, scores[t++], out);
 }
 
 }  // namespace trilemma::engine

@@ -44,6 +44,7 @@ class PagedKvBase : public KvCache {
   std::size_t m_row_bytes, m_page_bytes;
   const KvFormatKernels& m_format;
   KvDotFn m_dot;
+  KvAxpyFn m_axpy;
   int m_filled = 0;  // 1 + the highest position stored since reset
   std::uint64_t m_allocated = 0;
 

@@ -25,14 +25,13 @@ void pack_q8_panel_token(const std::byte* row, int t, Q8Panel& out) {
     std::int32_t* init = &out.init[at * 16];
     for (std::size_t k = 0; k < 4; ++k) {
       const BlockQ8_0& b = y[4 * g + k];
-      int sum = 0;
+      for (std::size_t lane = 0; lane < 4; ++lane) init[4 * k + lane] = 0;
       for (std::size_t j = 0; j < 32; ++j) {
         const std::size_t pos = (j < 16 ? 0 : 64) + 16 * k + j % 16;
         s8[pos] = b.qs[j];
         u8[pos] = std::uint8_t(b.qs[j] + 128);
-        sum += b.qs[j];
+        init[4 * k + (j % 16) / 4] -= 8 * b.qs[j];  // the int32 lane that code j lands in
       }
-      for (std::size_t lane = 0; lane < 4; ++lane) init[4 * k + lane] = lane == 0 ? -8 * sum : 0;
       out.dy[at * 4 + k] = fp16_to_fp32(b.d);
     }
   }

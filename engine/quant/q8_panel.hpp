@@ -3,7 +3,9 @@
 // per token instead of once per weight row. Per token and group g of 4 blocks:
 //   s8   [128]  codes: lo = codes 0..15 of blocks 0..3, then hi = codes 16..31
 //   u8   [128]  the same + 128 as unsigned bytes (the sign bit flipped)
-//   init [16]   int32: -8 * sum(codes of block k) at lane 4k, 0 elsewhere (Q4_0's zero point)
+//   init [16]   int32 lane 4k + i: -8 * (codes 4i..4i+3 + codes 16+4i..16+4i+3 of block k), the
+//               Q4_0 zero point of exactly the codes vpdpbusd sums into that lane, so the
+//               unsigned-nibble tile leaves the lanes of the signed one (bit-identical floats)
 //   dy   [4]    float scales of the 4 blocks
 // 340 bytes per 128 activations; a kernel touches only what it uses (Q8_0: u8 + dy, Q4_0:
 // s8 + init + dy), which for 8 tokens of a 5632-wide row stays within L2.

@@ -80,16 +80,16 @@ double effective_params(const ModelShape& shape) {
 }
 
 AccuracyEstimate estimate_accuracy(const ModelShape& shape, const DeploymentConfig& config,
-                                   std::vector<std::string>& basis) {
+                                   std::vector<std::string>* basis) {
   AccuracyEstimate a;
   const double params = effective_params(shape);
   const auto& w = weight_loss_figure(config.weights);
   add_scaled(a, w, params);
-  basis.push_back("weights " + std::string(w.format) + ": " + std::string(w.source) + ", scaled by (8.0B/" +
+  if (basis) basis->push_back("weights " + std::string(w.format) + ": " + std::string(w.source) + ", scaled by (8.0B/" +
                   std::to_string(params / 1e9).substr(0, 5) + "B)^0.3");
   if (const auto* kv = kv_loss_figure(config.kv_type)) {
     add_scaled(a, *kv, params);
-    basis.push_back("kv " + std::string(kv->format) + ": " + std::string(kv->source));
+    if (basis) basis->push_back("kv " + std::string(kv->format) + ": " + std::string(kv->source));
   }
   // StreamingLLM (arXiv 2309.17453): beyond the window, attention without sink tokens
   // collapses (Llama-2-13B PG19 PPL 5158 vs 5.40 with 4 sinks); with sinks the model keeps
@@ -98,11 +98,11 @@ AccuracyEstimate estimate_accuracy(const ModelShape& shape, const DeploymentConf
     if (config.sinks >= 4) {
       a.ppl_delta_pct.low += 0; a.ppl_delta_pct.mid += 2; a.ppl_delta_pct.high += 10;
       a.kld.mid += 0.02; a.kld.high += 0.1;
-      basis.push_back("sliding window with sinks beyond the window: StreamingLLM, small PPL loss; long-range recall lost");
+      if (basis) basis->push_back("sliding window with sinks beyond the window: StreamingLLM, small PPL loss; long-range recall lost");
     } else {
       a.ppl_delta_pct.low += 100; a.ppl_delta_pct.mid += 1000; a.ppl_delta_pct.high += 10000;
       a.kld.low += 1; a.kld.mid += 3; a.kld.high += 6;
-      basis.push_back("sliding window without sinks beyond the window: StreamingLLM reports collapse (PPL x1000)");
+      if (basis) basis->push_back("sliding window without sinks beyond the window: StreamingLLM reports collapse (PPL x1000)");
     }
   }
   const auto points = [](double ppl, double k) { return std::min(ppl * k, k_points_cap); };

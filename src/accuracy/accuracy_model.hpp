@@ -24,9 +24,10 @@ struct LossFigure {
 const LossFigure& weight_loss_figure(WeightFormat format);
 const LossFigure* kv_loss_figure(TensorType kv_type);  // nullptr for lossless formats
 
-// Quality loss of `config` on `shape`, with the basis of each term appended to `basis`.
+// Quality loss of `config` on `shape`, with the basis of each term appended to `basis` (when
+// not null: the search skips the text, the report asks for it).
 AccuracyEstimate estimate_accuracy(const ModelShape& shape, const DeploymentConfig& config,
-                                   std::vector<std::string>& basis);
+                                   std::vector<std::string>* basis);
 
 // Parameters that govern quantization tolerance: dense = all; MoE = geometric mean of total
 // and active (llama.cpp's Mixtral figures sit between the two; MoQE/QMoE argue for total).

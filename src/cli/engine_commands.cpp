@@ -60,7 +60,42 @@ Result<Source> resolve_source(const std::string& model, const std::string& synth
   return s;
 }
 
+// KV-cache flags shared by run and eval.
+struct KvFlags {
+  std::string format = "f32", strategy = "contiguous";
+  int window = 0, sinks = 0, page_size = 16;
+  double resident_mib = 0;
+  void add(CLI::App* cmd) {
+    cmd->add_option("--kv", format, "KV format: f32, f16, q8_0, q4_0")->capture_default_str();
+    cmd->add_option("--kv-strategy", strategy, "contiguous, paged, sliding, offload")->capture_default_str();
+    cmd->add_option("--window", window, "sliding: positions kept");
+    cmd->add_option("--sinks", sinks, "sliding: first tokens always kept");
+    cmd->add_option("--page-size", page_size, "positions per KV page")->capture_default_str();
+    cmd->add_option("--kv-resident-mib", resident_mib, "offload: KV kept in memory, MiB");
+  }
+  Result<engine::KvOptions> options() const {
+    engine::KvOptions kv;
+    const auto t = tensor_type_from_name(format);
+    if (!t || !is_kv_format(*t)) return make_error(ErrorKind::usage, "--kv", "", "unknown KV format '" + format + "'");
+    const auto s = kv_strategy_from_name(strategy);
+    if (!s) return make_error(ErrorKind::usage, "--kv-strategy", "", "unknown KV strategy '" + strategy + "'");
+    if (window < 0 || sinks < 0 || page_size <= 0 || resident_mib < 0)
+      return make_error(ErrorKind::usage, "--window", "", "--window, --sinks, --kv-resident-mib must be >= 0, --page-size > 0");
+    kv.format = *t;
+    kv.strategy = *s;
+    kv.window = window;
+    kv.sinks = sinks;
+    kv.page_size = page_size;
+    kv.resident_bytes = static_cast<std::uint64_t>(resident_mib * 1048576.0);
+    return kv;
+  }
+};
+
 struct RunFlags {
+  KvFlags kv;
+  std::string draft = "none", draft_model, draft_tokenizer, draft_weights;
+  int context = 0, draft_layers = 0, draft_len = 4;
+  bool baseline = false;
   std::string model, tokenizer, synthetic, weights, prompt = "Once upon a time";
   int threads = 0, steps = 64;
   float temperature = 0, top_p = 1;
@@ -92,6 +127,29 @@ int run_generate(const RunFlags& f) {
   o.top_p = f.top_p;
   o.seed = f.seed;
   o.force_scalar = f.scalar;
+  auto kv = f.kv.options();
+  if (!kv.ok()) return report_error(kv.error());
+  o.kv = *kv;
+  if (f.context < 0) return report_error(make_error(ErrorKind::usage, "--context", "", "must be >= 0"));
+  o.context = f.context;
+  const auto draft = draft_kind_from_name(f.draft);
+  if (!draft) return report_error(make_error(ErrorKind::usage, "--draft", "", "expected none, model, self or layers"));
+  o.draft = *draft;
+  if (!f.draft_model.empty()) {
+    auto d = resolve_source(f.draft_model, "");
+    if (!d.ok()) return report_error(d.error());
+    o.draft_model_path = d->path;
+    o.draft_synthetic_shape = d->shape;
+  }
+  if (!f.draft_tokenizer.empty()) o.draft_tokenizer_path = f.draft_tokenizer;
+  if (!f.draft_weights.empty()) {
+    auto w = engine_weights(f.draft_weights);
+    if (!w.ok()) return report_error(w.error());
+    o.draft_weights = *w;
+  }
+  o.draft_layers = f.draft_layers;
+  o.draft_len = f.draft_len;
+  o.measure_baseline = f.baseline;
   const bool stream = !f.as_json && !f.quiet;
   if (stream) std::cout << f.prompt << std::flush;
   auto r = engine::generate(o, [&](std::string_view piece) {
@@ -104,7 +162,19 @@ int run_generate(const RunFlags& f) {
               {"fallbacks", r->fallbacks}, {"kernels", r->kernels}, {"threads", r->threads},
               {"prompt_tokens", r->prompt_tokens}, {"tokens", r->tokens}, {"text", r->text},
               {"ttft_ms", r->ttft_ms}, {"prefill_tok_s", r->prefill_tok_s}, {"decode_tok_s", r->decode_tok_s},
-              {"weight_bytes", r->weight_bytes}, {"peak_rss_bytes", r->peak_rss_bytes}};
+              {"weight_bytes", r->weight_bytes}, {"peak_rss_bytes", r->peak_rss_bytes}, {"kv", r->kv},
+              {"kv_allocated_bytes", r->kv_allocated_bytes}, {"kv_used_bytes", r->kv_used_bytes},
+              {"kv_spilled_bytes", r->kv_spilled_bytes}, {"kv_slow_read_bytes", r->kv_slow_read_bytes},
+              {"kv_slow_write_bytes", r->kv_slow_write_bytes},
+              {"memory", {{"weights", r->memory.weights}, {"draft_weights", r->memory.draft_weights},
+                          {"kv_resident", r->memory.kv_resident}, {"kv_spilled", r->memory.kv_spilled},
+                          {"scratch", r->memory.scratch}, {"runtime", r->memory.runtime},
+                          {"resident_total", r->memory.resident_total()}, {"peak_rss", r->memory.peak_rss}}},
+              {"draft", r->draft}, {"acceptance_rate", r->acceptance_rate}, {"tokens_per_pass", r->tokens_per_pass},
+              {"draft_cost_ratio", r->draft_cost_ratio},
+              {"baseline_decode_tok_s", r->baseline_decode_tok_s ? json(*r->baseline_decode_tok_s) : json()},
+              {"speculative_speedup", r->speculative_speedup ? json(*r->speculative_speedup) : json()},
+              {"predicted_speedup", r->predicted_speedup ? json(*r->predicted_speedup) : json()}};
     std::cout << j.dump(2) << "\n";
     return k_exit_ok;
   }
@@ -114,7 +184,21 @@ int run_generate(const RunFlags& f) {
             << "prompt " << r->prompt_tokens.size() << " tokens, generated " << r->tokens.size() << "\n"
             << "TTFT " << fixed(r->ttft_ms, 1) << " ms, prefill " << fixed(r->prefill_tok_s, 1) << " tok/s, decode "
             << fixed(r->decode_tok_s, 1) << " tok/s\n"
-            << "weights " << gib(double(r->weight_bytes), 3) << ", peak resident " << gib(double(r->peak_rss_bytes), 3) << "\n";
+            << "weights " << gib(double(r->weight_bytes), 3) << ", peak resident " << gib(double(r->peak_rss_bytes), 3) << "\n"
+            << "KV " << r->kv << ": " << gib(double(r->kv_allocated_bytes), 3) << " allocated, "
+            << gib(double(r->kv_used_bytes), 3) << " used, " << gib(double(r->kv_spilled_bytes), 3) << " spilled\n"
+            << "memory: weights " << gib(double(r->memory.weights)) << " + draft " << gib(double(r->memory.draft_weights))
+            << " + KV " << gib(double(r->memory.kv_resident)) << " + scratch " << gib(double(r->memory.scratch))
+            << " + runtime " << gib(double(r->memory.runtime)) << " = " << gib(double(r->memory.resident_total()))
+            << " (measured peak " << gib(double(r->memory.peak_rss)) << ")\n";
+  if (!r->draft.empty() && r->draft != "none") {
+    std::cerr << "speculative " << r->draft << ": acceptance " << fixed(r->acceptance_rate, 3) << ", "
+              << fixed(r->tokens_per_pass, 2) << " tokens per target pass, draft cost ratio " << fixed(r->draft_cost_ratio, 3);
+    if (r->speculative_speedup)
+      std::cerr << ", speed-up x" << fixed(*r->speculative_speedup, 2) << " measured vs x"
+                << fixed(r->predicted_speedup.value_or(0), 2) << " by the formula";
+    std::cerr << "\n";
+  }
   for (const auto& fb : r->fallbacks) std::cerr << "fallback: " << fb << "\n";
   return k_exit_ok;
 }
@@ -167,9 +251,84 @@ int run_export(const ExportFlags& f) {
   return k_exit_ok;
 }
 
+struct EvalFlags {
+  KvFlags kv;
+  std::string model, tokenizer, synthetic, weights, text;
+  int context = 256, max_chunks = 0, threads = 0;
+  bool scalar = false, as_json = false;
+};
+
+int run_eval(const EvalFlags& f) {
+  if (f.model.empty() == f.synthetic.empty())
+    return report_error(make_error(ErrorKind::usage, "--model", "", "give exactly one of --model or --synthetic"));
+  if (f.text.empty()) return report_error(make_error(ErrorKind::usage, "--text", "", "required"));
+  if (f.context < 2 || f.max_chunks < 0) return report_error(make_error(ErrorKind::usage, "--context", "", "must be >= 2"));
+  auto src = resolve_source(f.model, f.synthetic);
+  if (!src.ok()) return report_error(src.error());
+  engine::EvalOptions o;
+  o.model_path = src->path;
+  o.synthetic_shape = src->shape;
+  o.synthetic_name = src->name;
+  if (!f.tokenizer.empty()) o.tokenizer_path = f.tokenizer;
+  if (!f.weights.empty()) {
+    auto w = engine_weights(f.weights);
+    if (!w.ok()) return report_error(w.error());
+    o.weights = *w;
+  }
+  auto kv = f.kv.options();
+  if (!kv.ok()) return report_error(kv.error());
+  o.kv = *kv;
+  o.text_path = f.text;
+  o.context = f.context;
+  o.max_chunks = f.max_chunks;
+  o.threads = f.threads;
+  o.force_scalar = f.scalar;
+  auto r = engine::evaluate(o);
+  if (!r.ok()) return report_error(r.error());
+  if (f.as_json) {
+    std::cout << json{{"schema", "trilemma.eval"}, {"schema_version", 1}, {"synthetic", r->synthetic},
+                      {"weights", r->weights}, {"kv", r->kv}, {"fallbacks", r->fallbacks},
+                      {"text_tokens", r->text_tokens}, {"chunks", r->chunks}, {"context", r->context},
+                      {"scored", r->scored}, {"perplexity", r->perplexity},
+                      {"reference_perplexity", r->reference_perplexity}, {"kl_mean", r->kl_mean},
+                      {"kl_median", r->kl_median}, {"kl_p99", r->kl_p99}, {"kl_max", r->kl_max},
+                      {"top1_agreement", r->top1_agreement}}
+                     .dump(2)
+              << "\n";
+    return k_exit_ok;
+  }
+  std::cout << "eval: " << (r->synthetic ? "synthetic weights (accuracy figures are meaningless)" : "real weights")
+            << ", weights " << r->weights << ", KV " << r->kv << "\n"
+            << "  text        " << r->text_tokens << " tokens in " << r->chunks << " chunks of " << r->context
+            << ", " << r->scored << " positions scored\n"
+            << "  perplexity  " << fixed(r->perplexity, 4) << " (full precision " << fixed(r->reference_perplexity, 4)
+            << ", " << (r->perplexity >= r->reference_perplexity ? "+" : "")
+            << fixed(100 * (r->perplexity / r->reference_perplexity - 1), 2) << "%)\n"
+            << "  KL vs fp32  mean " << fixed(r->kl_mean, 6) << ", median " << fixed(r->kl_median, 6) << ", p99 "
+            << fixed(r->kl_p99, 6) << ", max " << fixed(r->kl_max, 6) << " nats\n"
+            << "  top-1       " << fixed(100 * r->top1_agreement, 2) << "% agreement with full precision\n";
+  for (const auto& fb : r->fallbacks) std::cout << "  fallback: " << fb << "\n";
+  return k_exit_ok;
+}
+
 }  // namespace
 
 void add_engine_commands(CLI::App& app, Handler& handler) {
+  static EvalFlags v;
+  auto* ev = app.add_subcommand("eval", "Perplexity, KL divergence and top-1 agreement of a configuration vs full precision");
+  ev->add_option("--model,-m", v.model, "model file (a catalog id evaluates synthetic weights)");
+  ev->add_option("--tokenizer", v.tokenizer, "llama2.c tokenizer.bin");
+  ev->add_option("--synthetic", v.synthetic, "catalog model id: synthetic weights of its shape");
+  ev->add_option("--weights", v.weights, "f32, f16, bf16, q8_0, q4_0, int3, int2");
+  ev->add_option("--text", v.text, "plain text to score")->required();
+  ev->add_option("--context", v.context, "tokens per chunk (BOS + context-1)")->capture_default_str();
+  ev->add_option("--max-chunks", v.max_chunks, "0 = all");
+  ev->add_option("--threads", v.threads, "0 = all cores");
+  ev->add_flag("--scalar", v.scalar, "force the scalar reference kernels");
+  v.kv.add(ev);
+  ev->add_flag("--json", v.as_json, "JSON report (docs/json-schemas.md#eval)");
+  ev->callback([&] { handler = [] { return run_eval(v); }; });
+
   static RunFlags r;
   auto* run = app.add_subcommand("run", "Generate text with the embedded engine and measure TTFT, tok/s and memory");
   run->add_option("--model,-m", r.model, "GGUF or llama2.c checkpoint (a catalog id runs synthetic weights)");
@@ -183,6 +342,15 @@ void add_engine_commands(CLI::App& app, Handler& handler) {
   run->add_option("--top-p", r.top_p, "nucleus sampling")->capture_default_str();
   run->add_option("--seed", r.seed, "sampling seed")->capture_default_str();
   run->add_flag("--scalar", r.scalar, "force the scalar reference kernels");
+  r.kv.add(run);
+  run->add_option("--context", r.context, "KV capacity in tokens (0 = prompt + steps)");
+  run->add_option("--draft", r.draft, "speculative draft: none, model, self, layers")->capture_default_str();
+  run->add_option("--draft-model", r.draft_model, "draft model file (or catalog id: synthetic)");
+  run->add_option("--draft-tokenizer", r.draft_tokenizer, "llama2.c tokenizer of the draft model");
+  run->add_option("--draft-weights", r.draft_weights, "self: the lower-bit format of the draft copy");
+  run->add_option("--draft-layers", r.draft_layers, "layers: how many first layers draft");
+  run->add_option("--draft-len", r.draft_len, "tokens drafted per target pass")->capture_default_str();
+  run->add_flag("--baseline", r.baseline, "also run plain decoding and report the measured speed-up");
   run->add_flag("--quiet", r.quiet, "do not stream the text");
   run->add_flag("--json", r.as_json, "JSON report (docs/json-schemas.md#run)");
   run->callback([&] { handler = [] { return run_generate(r); }; });

@@ -28,6 +28,7 @@ using nlohmann::json;
 struct VerifyFlags {
   std::string plan, model, model_file, tokenizer, weights, device = "host", out;
   int threads = 0, runs = 3;
+  std::vector<std::uint32_t> contexts = {512, 2048};
   std::uint32_t prompt_tokens = 64, decode_tokens = 32;
   verify::Tolerances tol;
   bool grid = false, calibrate = false, as_json = false;
@@ -133,11 +134,26 @@ int run_verify(VerifyFlags f) {
   base.threads = f.threads ? f.threads : std::min(base.threads ? base.threads : cores, cores);
 
   std::vector<verify::RunPoint> points;
-  auto add_point = [&](WeightFormat w, std::uint32_t prompt) -> Status {
+  auto add_point = [&](WeightFormat w, std::uint32_t prompt, DeploymentConfig config) -> Status {
     TRILEMMA_TRY(engine_weights, engine_type_of(w));
     verify::RunPoint p;
-    p.config = base;
+    p.config = config;
     p.config.weights = w;
+    p.config.backend = "cpu";
+    p.config.prompt = prompt;
+    p.config.context = prompt + f.decode_tokens + (config.speculative.on() ? config.speculative.draft_len : 0);
+    if (config.speculative.on() && config.speculative.kind != DraftKind::layers) {
+      TRILEMMA_TRY(draft_weights, engine_type_of(config.speculative.draft_weights));
+      p.draft_engine_weights = draft_weights;
+    }
+    if (config.kv_strategy == KvStrategy::offload) {
+      // The plan's resident share of the KV the run allocates.
+      DeploymentConfig full = config;
+      full.kv_strategy = KvStrategy::contiguous;
+      const double kv_bytes = 2.0 * model->shape.layers * model->shape.kv_dim() * bits_per_element(config.kv_type) / 8.0 *
+                              (prompt + f.decode_tokens);
+      p.kv_resident_mib = kv_bytes * config.kv_resident_fraction / 1048576.0;
+    }
     p.model_id = model->id;
     if (!f.model_file.empty()) p.model_file = f.model_file;
     if (!f.tokenizer.empty()) p.tokenizer_file = f.tokenizer;
@@ -148,14 +164,22 @@ int run_verify(VerifyFlags f) {
     return Ok{};
   };
   if (f.grid) {
-    // Contexts 512 and 2048 (prompt + decode), capped by the model's trained context.
+    // Weights x KV format x contexts (prompt + decode, capped by the trained context) x
+    // speculative off / self-speculation from a lower-bit copy (g = 4).
     for (auto w : {WeightFormat::f16, WeightFormat::q8_0, WeightFormat::q4_0})
-      for (std::uint32_t ctx : {512u, 2048u}) {
-        const std::uint32_t c = std::min(ctx, model->shape.context);
-        if (auto s = add_point(w, c - f.decode_tokens); !s.ok()) return report_error(s.error());
-      }
+      for (auto kv : {TensorType::f16, TensorType::q8_0, TensorType::q4_0})
+        for (std::uint32_t ctx : f.contexts)
+          for (bool spec : {false, true}) {
+            DeploymentConfig c = base;
+            c.kv_type = kv;
+            c.kv_strategy = KvStrategy::contiguous;
+            if (spec) c.speculative = {DraftKind::self, "", w == WeightFormat::q4_0 ? WeightFormat::int3 : WeightFormat::q4_0, 0, 4};
+            const std::uint32_t total = std::min(ctx, model->shape.context);
+            if (total <= f.decode_tokens + 8) return report_error(make_error(ErrorKind::usage, "--contexts", "", "too small"));
+            if (auto s = add_point(w, total - f.decode_tokens - (spec ? 4 : 0), c); !s.ok()) return report_error(s.error());
+          }
   } else {
-    if (auto s = add_point(weights.value_or(WeightFormat::q4_0), f.prompt_tokens); !s.ok()) return report_error(s.error());
+    if (auto s = add_point(weights.value_or(WeightFormat::q4_0), f.prompt_tokens, base); !s.ok()) return report_error(s.error());
   }
 
   char exe[4096];
@@ -251,7 +275,8 @@ void add_verify_command(CLI::App& app, Handler& handler) {
   cmd->add_option("--tol-decode", f.tol.decode, "relative tolerance of decode tok/s")->capture_default_str();
   cmd->add_option("--tol-ttft", f.tol.ttft, "relative tolerance of TTFT")->capture_default_str();
   cmd->add_option("--tol-memory", f.tol.memory, "relative tolerance of peak memory")->capture_default_str();
-  cmd->add_flag("--grid", f.grid, "weights f16/q8_0/q4_0 x contexts 512/2048");
+  cmd->add_flag("--grid", f.grid, "weights f16/q8_0/q4_0 x KV f16/q8_0/q4_0 x contexts x speculative off/self");
+  cmd->add_option("--contexts", f.contexts, "grid contexts (prompt + decode tokens)")->delimiter(',')->capture_default_str();
   cmd->add_flag("--calibrate", f.calibrate, "fit the host's derating factors and write them to its profile");
   cmd->add_option("--out", f.out, "also write the JSON report here");
   cmd->add_flag("--json", f.as_json, "JSON report (docs/json-schemas.md#verify)");

@@ -174,9 +174,14 @@ std::string report_to_github(const Report& report) {
   for (const auto& o : report.outcomes) {
     std::string props = "file=" + github_escape_property(report.budgets_file);
     if (o.line > 0) props += ",line=" + std::to_string(o.line);
-    if (!o.pass)
+    if (!o.pass) {
+      // The limiting figure first: the annotation is what a reviewer reads.
+      std::string message = o.message;
+      if (o.limiting && o.message.find(o.limiting->message) == std::string::npos)
+        message = "limiting " + o.limiting->message + "; " + o.message;
       s += "::error " + props + ",title=" + github_escape_property("trilemma gate: " + title(o) + " fails") +
-           "::" + github_escape_data(o.message) + "\n";
+           "::" + github_escape_data(message) + "\n";
+    }
     for (const auto& r : o.regressions)
       s += "::error " + props + ",title=" + github_escape_property("trilemma gate: " + title(o) + " regresses") +
            "::" + github_escape_data(r.message) + "\n";

@@ -118,12 +118,12 @@ AcceptancePrior acceptance_prior(const DeploymentConfig& c) {
 }
 
 Estimate estimate(const PreparedModel& pm, const PreparedDevice& pd, const DeploymentConfig& c,
-                  const PreparedModel* draft) {
+                  const PreparedModel* draft, bool with_basis) {
   const auto& s = pm.model->shape;
   const auto& d = *pd.device;
   Estimate e;
   const auto& derate = pd.derating(c.backend, c.weights);
-  e.basis.push_back(derate.basis);
+  if (with_basis) e.basis.push_back(derate.basis);
 
   // Memory.
   const auto& w = pm.bytes(c.weights);
@@ -170,7 +170,7 @@ Estimate estimate(const PreparedModel& pm, const PreparedDevice& pd, const Deplo
   // Speculative decoding: g draft steps plus one target pass over g+1 tokens per round.
   if (c.speculative.on()) {
     const auto prior = acceptance_prior(c);
-    e.basis.push_back("acceptance prior " + std::to_string(prior.rate.mid).substr(0, 4) + ": " + prior.basis);
+    if (with_basis) e.basis.push_back("acceptance prior " + std::to_string(prior.rate.mid).substr(0, 4) + ": " + prior.basis);
     const unsigned g = c.speculative.draft_len;
     roofline::StepCost draft_step;
     double draft_memory = 0;
@@ -227,7 +227,7 @@ Estimate estimate(const PreparedModel& pm, const PreparedDevice& pd, const Deplo
   m.total_bytes = m.weights_bytes + m.kv_bytes + m.scratch_bytes + m.runtime_bytes + m.draft_bytes;
   m.usable_bytes = pd.usable_bytes;
 
-  e.accuracy = accuracy::estimate_accuracy(s, c, e.basis);
+  e.accuracy = accuracy::estimate_accuracy(s, c, with_basis ? &e.basis : nullptr);
   return e;
 }
 

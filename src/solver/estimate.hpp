@@ -46,7 +46,9 @@ struct AcceptancePrior {
 };
 AcceptancePrior acceptance_prior(const DeploymentConfig& config);
 
+// `with_basis` = false skips the explanatory text (the search evaluates thousands of plans and
+// reports a few).
 Estimate estimate(const PreparedModel& model, const PreparedDevice& device, const DeploymentConfig& config,
-                  const PreparedModel* draft = nullptr);
+                  const PreparedModel* draft = nullptr, bool with_basis = true);
 
 }  // namespace trilemma::solver

@@ -264,7 +264,7 @@ Result<PlanResult> plan(const PlanRequest& req) {
               cfg.speculative = spec;
               const PreparedModel* draft = nullptr;
               if (spec.kind == DraftKind::model) draft = &drafts.at(spec.draft_model);
-              c.estimate = estimate(target, prepared_device, cfg, draft);
+              c.estimate = estimate(target, prepared_device, cfg, draft, false);
               c.violations = violations(c, constraints, usable_gib);
               all.push_back(std::move(c));
             }
@@ -291,6 +291,11 @@ Result<PlanResult> plan(const PlanRequest& req) {
   for (const auto* c : front) result.front.push_back(*c);
   std::sort(result.front.begin(), result.front.end(), [](auto& a, auto& b) { return a.tok_s() > b.tok_s(); });
 
+  // The plans the report shows get their basis text.
+  auto explain = [&](Candidate& c) {
+    const PreparedModel* draft = c.config.speculative.kind == DraftKind::model ? &drafts.at(c.config.speculative.draft_model) : nullptr;
+    c.estimate = estimate(target, prepared_device, c.config, draft, true);
+  };
   if (!feasible.empty()) {
     result.chosen = *choose(feasible, req.profile.objective);
     std::stable_sort(feasible.begin(), feasible.end(), by_objective);
@@ -305,6 +310,8 @@ Result<PlanResult> plan(const PlanRequest& req) {
       if (!seen) result.runners_up.push_back(*feasible[i]);
     }
     result.gives_up = corner_given_up(*result.chosen);
+    explain(*result.chosen);
+    for (auto& r : result.runners_up) explain(r);
     // Binding: the constraint most often violated by plans that would rank better.
     std::map<std::string, int> counts;
     for (const auto& c : all)
@@ -343,6 +350,7 @@ Result<PlanResult> plan(const PlanRequest& req) {
     r.message = c->violations.front();
     r.message += " (with " + describe(c->config) + ", losing about " + fmt(c->loss_points()) + " points)";
     r.plan = *c;
+    explain(*r.plan);
     result.relaxations.push_back(std::move(r));
   }
   if (result.relaxations.empty()) {

@@ -22,7 +22,12 @@ Result<nlohmann::json> run_once(const std::string& command) {
   std::array<char, 4096> buf{};
   while (std::size_t n = fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
   const int status = pclose(p);
-  if (status != 0) return make_error(ErrorKind::input, "verify", "", "the engine run failed (" + command + ")");
+  if (status != 0) {
+    // stderr is merged into `out` on this path: its last line is the engine's error.
+    while (!out.empty() && out.back() == '\n') out.pop_back();
+    const std::string last = out.substr(out.find_last_of('\n') == std::string::npos ? 0 : out.find_last_of('\n') + 1);
+    return make_error(ErrorKind::input, "verify", "", "the engine run failed: " + last);
+  }
   try {
     return nlohmann::json::parse(out);
   } catch (const nlohmann::json::exception&) {
@@ -51,8 +56,23 @@ Result<Measurement> EngineSource::measure(const RunPoint& p) {
   cmd += " --weights " + std::string(info(p.engine_weights).name);
   cmd += " --threads " + std::to_string(p.config.threads);
   cmd += " --steps " + std::to_string(p.decode_tokens);
+  const auto& c = p.config;
+  cmd += " --kv " + std::string(info(c.kv_type).name) + " --kv-strategy " + std::string(info(c.kv_strategy).name);
+  if (c.kv_strategy == KvStrategy::sliding)
+    cmd += " --window " + std::to_string(c.window) + " --sinks " + std::to_string(c.sinks);
+  if (c.kv_strategy == KvStrategy::offload)
+    cmd += " --kv-resident-mib " + std::to_string(p.kv_resident_mib);
+  if (c.speculative.kind == DraftKind::self)
+    cmd += " --draft self --draft-weights " + std::string(info(p.draft_engine_weights).name) + " --draft-len " +
+           std::to_string(c.speculative.draft_len);
+  if (c.speculative.kind == DraftKind::layers)
+    cmd += " --draft layers --draft-layers " + std::to_string(c.speculative.draft_layers) + " --draft-len " +
+           std::to_string(c.speculative.draft_len);
+  if (c.speculative.kind == DraftKind::model)
+    cmd += " --draft model --draft-model " + quote(c.speculative.draft_model) + " --draft-weights " +
+           std::string(info(p.draft_engine_weights).name) + " --draft-len " + std::to_string(c.speculative.draft_len);
   cmd += " --prompt " + quote(p.model_file ? std::string("Once upon a time") : prompt);
-  cmd += " 2>/dev/null";
+  cmd += " 2>&1";
   std::vector<double> ttft, prefill, decode, rss;
   Measurement m;
   for (int i = 0; i <= m_runs; ++i) {
@@ -68,6 +88,8 @@ Result<Measurement> EngineSource::measure(const RunPoint& p) {
     m.synthetic = j.value("synthetic", true);
     m.kernels = j.value("kernels", "");
     m.weights = j.value("weights", "");
+    m.acceptance = j.value("acceptance_rate", 0.0);
+    m.kv_bytes = j.value("kv_allocated_bytes", 0.0);
   }
   m.ttft_ms = spread_of(ttft);
   m.prefill_tok_s = spread_of(prefill);

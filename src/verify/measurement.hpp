@@ -21,6 +21,8 @@ struct RunPoint {
   TensorType engine_weights = TensorType::q4_0;
   std::uint32_t prompt_tokens = 64;  // prefill length
   std::uint32_t decode_tokens = 32;  // tokens generated per run
+  TensorType draft_engine_weights = TensorType::q4_0;  // speculative self/model drafts
+  double kv_resident_mib = 0;                          // offload budget given to the engine
 };
 
 struct Spread {
@@ -36,6 +38,8 @@ struct Measurement {
   bool synthetic = true;
   std::string kernels;
   std::string weights;              // as the engine reports it ("q4_0+mixed")
+  double acceptance = 0;            // speculative: accepted / drafted
+  double kv_bytes = 0;              // KV allocated
   int runs = 0;
 };
 

@@ -21,12 +21,10 @@ double median(std::vector<double> v) {
 
 DeploymentConfig engine_config(const RunPoint& p, std::uint32_t prompt_tokens) {
   DeploymentConfig c = p.config;
-  c.kv_type = TensorType::f32;  // the engine's contiguous cache holds f32 K and V
-  c.kv_strategy = KvStrategy::contiguous;
   c.prompt = prompt_tokens;
-  c.context = prompt_tokens + p.decode_tokens;  // the engine sizes its cache to what it runs
+  // The engine sizes its cache to what it runs (a speculative round may overshoot by g).
+  c.context = prompt_tokens + p.decode_tokens + (c.speculative.on() ? c.speculative.draft_len : 0);
   c.backend = "cpu";
-  c.speculative = {};
   return c;
 }
 

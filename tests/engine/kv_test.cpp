@@ -87,6 +87,42 @@ TEST_CASE("kv::kv_format_kernels: dot and axpy on any slice equal those of the d
   }
 }
 
+TEST_CASE("kv::kv_format_kernels: every SIMD column matches its _ref twin, axpy bit for bit, on whole and cut blocks", "[kv]") {
+  const Isa isa = detect_isa();
+  if (isa != Isa::avx2 && isa != Isa::avx512vnni) return;  // the table has no other SIMD column
+  const int kv_dim = 128;
+  const auto x = normal(kv_dim, 21), q = normal(kv_dim, 22);
+  for (const KvFormatKernels& k : kv_format_kernels()) {
+    CAPTURE(info(k.type).name);
+    CHECK(select_kv_dot(k, Isa::scalar) == k.dot_ref);
+    CHECK(select_kv_axpy(k, Isa::scalar) == k.axpy_ref);
+    std::vector<std::byte> row(kv_row_bytes(k.type, kv_dim));
+    k.store_row(x.data(), row.data(), kv_dim);
+    // Whole blocks (heads of 32, 64, 128), blocks cut at either end (heads of 8, 16), odd tails.
+    for (auto [first, n] : {std::pair{0, 128}, {0, 64}, {64, 64}, {32, 32}, {0, 8}, {8, 8}, {24, 16}, {28, 40}, {31, 2},
+                            {40, 24}, {16, 97}, {1, 127}}) {
+      CAPTURE(first, n);
+      if (k.dot_avx2 != nullptr) {
+        CHECK(select_kv_dot(k, isa) == k.dot_avx2);
+        double mag = 0;
+        std::vector<float> deq(kv_dim);
+        find_kernels(k.type)->dequantize(row.data(), deq.data(), kv_dim);
+        for (int i = 0; i < n; ++i) mag += std::fabs(q[std::size_t(i)] * deq[std::size_t(first + i)]);
+        const float ref = k.dot_ref(row.data(), first, n, q.data()), simd = k.dot_avx2(row.data(), first, n, q.data());
+        CAPTURE(ref, simd);
+        CHECK(std::fabs(simd - ref) <= 1e-5 * mag + 1e-6);
+      }
+      if (k.axpy_avx2 != nullptr) {
+        CHECK(select_kv_axpy(k, isa) == k.axpy_avx2);
+        std::vector<float> want(q.begin(), q.begin() + n), got = want;
+        k.axpy_ref(row.data(), first, n, 0.37f, want.data());
+        k.axpy_avx2(row.data(), first, n, 0.37f, got.data());
+        CHECK(std::memcmp(want.data(), got.data(), want.size() * sizeof(float)) == 0);
+      }
+    }
+  }
+}
+
 TEST_CASE("kv::make_kv_cache: invalid combinations are errors naming the option", "[kv]") {
   auto c = config(TensorType::bf16, KvStrategy::contiguous, 16);
   auto r = make_kv_cache(c);

@@ -189,3 +189,59 @@ TEST_CASE("engine::pack_for_isa: x4 tiles give the logits of the ggml-layout ker
     }
   }
 }
+
+namespace {
+
+// scalar, then every SIMD level this CPU runs (an avx512vnni machine also runs its avx2 path).
+std::vector<Isa> runnable_isas() {
+  std::vector<Isa> out = {Isa::scalar};
+  const Isa best = detect_isa();
+  if (best == Isa::avx512vnni) out.push_back(Isa::avx2);
+  if (best != Isa::scalar) out.push_back(best);
+  return out;
+}
+
+// Every matrix's rows are a multiple of 128, so q8_0 / q4_0 run the x4 tiles on avx512vnni;
+// rows of 4 and 5 groups of 128 take both accumulator chains and a tail group.
+ModelShape x4_shape() {
+  ModelShape s = tiny_shape();
+  s.layers = 2, s.hidden = 512, s.heads = 8, s.kv_heads = 2, s.head_dim = 64, s.ffn = 640, s.vocab = 512;
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("engine::Transformer: batched prefill logits equal sequential decode logits bit for bit", "[engine]") {
+  const ModelShape s = x4_shape();
+  const std::vector<int> tokens = {1, 17, 300, 5, 99, 42, 7, 256, 511, 3, 64, 128, 200, 11, 13, 400, 2, 9, 77};  // 19: 8 + 8 + 3
+  for (const Isa isa : runnable_isas()) {
+    for (TensorType t : {TensorType::q8_0, TensorType::q4_0, TensorType::f16, TensorType::f32}) {
+      CAPTURE(isa_name(isa), info(t).name);
+      ThreadPool pool(2);
+      auto m = make_synthetic(s, "x4", t, 23, pool);
+      REQUIRE(m.ok());
+      pack_for_isa(*m, isa, pool);
+      if (isa == Isa::avx512vnni && (t == TensorType::q8_0 || t == TensorType::q4_0)) CHECK(m->layers[0].w1.x4);
+      const auto fresh = [&] {
+        return std::make_unique<Transformer>(*m, pool, isa,
+                                             make_contiguous_f32(int(s.layers), 32, int(s.heads), int(s.kv_heads), int(s.head_dim), isa));
+      };
+      auto batched = fresh();
+      auto all = batched->forward(tokens, 0, true);
+      REQUIRE(all.ok());
+      const std::vector<float> want(all->begin(), all->end());
+      // One token per call (decode), then uneven chunks (prefill + verify-like re-runs).
+      for (const std::vector<int>& chunks : {std::vector<int>(tokens.size(), 1), std::vector<int>{3, 1, 9, 2, 4}}) {
+        auto tf = fresh();
+        int pos = 0;
+        for (int c : chunks) {
+          auto got = tf->forward(std::span<const int>(tokens).subspan(std::size_t(pos), std::size_t(c)), pos, true);
+          REQUIRE(got.ok());
+          CAPTURE(pos, c);
+          REQUIRE(std::memcmp(got->data(), &want[std::size_t(pos) * s.vocab], got->size_bytes()) == 0);
+          pos += c;
+        }
+      }
+    }
+  }
+}

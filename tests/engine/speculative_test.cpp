@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstdlib>
 #include <map>
 
 #include "engine/engine.hpp"
@@ -123,6 +124,56 @@ TEST_CASE("speculative: greedy speculation emits plain greedy's tokens for every
       else CHECK(r->memory.draft_weights > 0);
     }
   }
+}
+
+TEST_CASE("speculative: greedy speculation emits plain greedy's tokens on the x4 tiles, avx2 and scalar paths", "[speculative]") {
+  // hidden and ffn are multiples of 128, so q8_0 / q4_0 targets run the AVX-512 VNNI tiles,
+  // whose batched verify pass must give the single-token decode's logits bit for bit.
+  ModelShape target = tiny_shape();
+  target.layers = 3, target.hidden = 512, target.heads = 8, target.kv_heads = 2, target.head_dim = 64, target.ffn = 640;
+  target.vocab = 512;
+  ModelShape draft_shape = target;
+  draft_shape.layers = 1, draft_shape.hidden = 128, draft_shape.heads = 2, draft_shape.ffn = 256;
+  struct Path {
+    const char* isa_cap;  // TRILEMMA_ISA for the run; nullptr = the CPU's best
+    bool force_scalar;
+  };
+  const char* saved = std::getenv("TRILEMMA_ISA");
+  const std::string saved_isa = saved != nullptr ? saved : "";
+  for (const Path path : {Path{nullptr, false}, Path{"avx2", false}, Path{nullptr, true}}) {
+    if (path.isa_cap != nullptr) ::setenv("TRILEMMA_ISA", path.isa_cap, 1);
+    else ::unsetenv("TRILEMMA_ISA");
+    for (TensorType weights : {TensorType::q8_0, TensorType::q4_0}) {
+      GenerateOptions plain = spec_options();
+      plain.synthetic_shape = target, plain.weights = weights, plain.force_scalar = path.force_scalar;
+      plain.measure_baseline = false, plain.steps = 48;
+      auto want = generate(plain, nullptr);
+      REQUIRE(want.ok());
+      CAPTURE(want->kernels, info(weights).name);
+      struct Case {
+        DraftKind kind;
+        int layers;
+        std::optional<TensorType> weights;
+        std::optional<ModelShape> shape;
+      };
+      for (const Case& c : {Case{DraftKind::self, 0, TensorType::q4_0, std::nullopt}, Case{DraftKind::layers, 1, std::nullopt, std::nullopt},
+                            Case{DraftKind::model, 0, std::nullopt, draft_shape}}) {
+        for (int g : {1, 4, 7}) {
+          GenerateOptions o = plain;
+          o.draft = c.kind, o.draft_layers = c.layers, o.draft_weights = c.weights, o.draft_synthetic_shape = c.shape;
+          o.draft_len = g;
+          auto r = generate(o, nullptr);
+          INFO((r.ok() ? "" : r.error().to_string()));
+          REQUIRE(r.ok());
+          CAPTURE(r->draft, g, r->acceptance_rate);
+          CHECK(r->kernels == want->kernels);
+          CHECK(r->tokens == want->tokens);
+        }
+      }
+    }
+  }
+  if (saved != nullptr) ::setenv("TRILEMMA_ISA", saved_isa.c_str(), 1);
+  else ::unsetenv("TRILEMMA_ISA");
 }
 
 TEST_CASE("speculative: draft sources that cannot work are errors", "[speculative]") {

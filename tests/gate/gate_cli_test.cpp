@@ -1,0 +1,166 @@
+// Black-box tests of `trilemma gate` and `trilemma emit`: the CI example end to end (a phone, a
+// laptop and a fixture host profile via TRILEMMA_HOST_PROFILE, two models, one failing) against
+// golden reports, exit codes as documented, and bad input. TRILEMMA_UPDATE_GOLDEN=1 rewrites.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Run {
+  int code = -1;
+  std::string out;
+};
+
+const fs::path k_fixtures = fs::path(TRILEMMA_SOURCE_DIR) / "tests/gate/fixtures";
+
+// A scratch directory holding the CI example; commands run inside it so reports name
+// "budgets.yaml", not a temporary path.
+fs::path workdir() {
+  const auto dir = fs::temp_directory_path() / "trilemma-gate-cli-test";
+  fs::create_directories(dir);
+  fs::copy_file(k_fixtures / "ci-budgets.yaml", dir / "budgets.yaml", fs::copy_options::overwrite_existing);
+  fs::copy_file(k_fixtures / "ci-host.yaml", dir / "ci-host.yaml", fs::copy_options::overwrite_existing);
+  return dir;
+}
+
+Run run(const std::string& args, bool with_stderr = false) {
+  const auto dir = workdir();
+  const std::string cmd = "cd " + dir.string() + " && TRILEMMA_HOST_PROFILE=" + (dir / "ci-host.yaml").string() + " " +
+                          TRILEMMA_BINARY + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
+  Run r;
+  FILE* p = popen(cmd.c_str(), "r");
+  REQUIRE(p != nullptr);
+  std::array<char, 4096> buf{};
+  while (std::size_t n = fread(buf.data(), 1, buf.size(), p)) r.out.append(buf.data(), n);
+  const int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+std::string read(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void check_golden(const std::string& name, const std::string& actual) {
+  const auto path = fs::path(TRILEMMA_SOURCE_DIR) / "tests/gate/golden" / name;
+  if (std::getenv("TRILEMMA_UPDATE_GOLDEN")) {
+    std::ofstream(path) << actual;
+    return;
+  }
+  CAPTURE(name);
+  REQUIRE(fs::exists(path));
+  CHECK(actual == read(path));
+}
+
+const std::string k_ci = "gate --budgets budgets.yaml --model qwen2.5-0.5b --model llama-3.1-8b";
+
+}  // namespace
+
+TEST_CASE("cli gate: the CI example, phone + laptop + host, two models, one failing (golden)", "[cli][gate]") {
+  const auto dir = workdir();
+  fs::remove(dir / "gate.xml");
+  fs::remove(dir / "gate.json");
+  const auto r = run(k_ci + " --junit gate.xml --out gate.json --github");
+  CHECK(r.code == 1);
+  check_golden("ci-report.txt", r.out);
+  check_golden("ci-junit.xml", read(dir / "gate.xml"));
+  const auto json = run(k_ci + " --json");
+  CHECK(json.code == 1);
+  CHECK(json.out == read(dir / "gate.json"));  // --out writes what --json prints
+  const auto j = nlohmann::json::parse(json.out);
+  CHECK(j["summary"]["total"] == 6);
+  CHECK(j["summary"]["failed"] == 2);
+  CHECK(j["results"][2]["device"] == "host");
+  CHECK(j["results"][2]["status"] == "pass");
+}
+
+TEST_CASE("cli gate: exit codes as documented", "[cli][gate]") {
+  CHECK(run("gate --budgets budgets.yaml --model qwen2.5-0.5b").code == 0);
+  CHECK(run(k_ci).code == 1);
+  CHECK(run("gate --budgets budgets.yaml").code == 2);                               // no model
+  CHECK(run("gate --model qwen2.5-0.5b").code == 2);                                 // no budgets
+  CHECK(run("gate --budgets budgets.yaml --model qwen2.5-0.5b --frobnicate").code == 2);
+  CHECK(run("gate --budgets budgets.yaml --model qwen2.5-0.5b --margin-pct -1").code == 2);
+  CHECK(run("gate --budgets budgets.yaml --model qwen2.5-0.5b --json --github").code == 2);
+  const auto verify = run("gate --budgets budgets.yaml --model qwen2.5-0.5b --verify", true);
+  CHECK(verify.code == 2);
+  CHECK(verify.out.find("not available yet") != std::string::npos);
+  CHECK(run("gate --budgets budgets.yaml --model no-such-model").code == 3);
+  const auto bad = run("gate --budgets " + (fs::path(TRILEMMA_SOURCE_DIR) / "tests/gate/data/negative-value.yaml").string() +
+                           " --model qwen2.5-0.5b --junit never.xml",
+                       true);
+  CHECK(bad.code == 3);
+  CHECK(bad.out.find("negative-value.yaml:9:") != std::string::npos);
+  CHECK_FALSE(fs::exists(workdir() / "never.xml"));
+  CHECK(run("gate --budgets missing.yaml --model qwen2.5-0.5b").code == 5);
+}
+
+TEST_CASE("cli gate --baseline: a regression beyond the margin fails and is reported", "[cli][gate]") {
+  const auto dir = workdir();
+  REQUIRE(run("gate --budgets budgets.yaml --model qwen2.5-0.5b --out base.json").code == 0);
+  CHECK(run("gate --budgets budgets.yaml --model qwen2.5-0.5b --baseline base.json").code == 0);
+  auto base = nlohmann::json::parse(read(dir / "base.json"));
+  base["results"][0]["figures"]["decode_tok_s"] = base["results"][0]["figures"]["decode_tok_s"].get<double>() * 2;
+  std::ofstream(dir / "faster.json") << base.dump();
+  const auto r = run("gate --budgets budgets.yaml --model qwen2.5-0.5b --baseline faster.json --margin-pct 10");
+  CHECK(r.code == 1);
+  CHECK(r.out.find("REGRESSION decode_tok_s") != std::string::npos);
+  CHECK(r.out.find("1 regression(s) against faster.json (margin 10.0%)") != std::string::npos);
+  CHECK(run("gate --budgets budgets.yaml --model qwen2.5-0.5b --baseline faster.json --margin-pct 60").code == 0);
+  std::ofstream(dir / "broken.json") << "{\"schema\": \"trilemma.gate\", \"results\": 3}";
+  CHECK(run("gate --budgets budgets.yaml --model qwen2.5-0.5b --baseline broken.json").code == 3);
+}
+
+TEST_CASE("cli emit and plan --emit: files, JSON and bad input", "[cli][emitters]") {
+  const auto dir = workdir();
+  REQUIRE(run("plan -m llama-3.2-1b -d apple-m2 -s memory --out plan.json").code == 0);
+  fs::remove(dir / "llama.sh");
+  fs::remove(dir / "llama.sh.args");
+  const auto e = run("emit --plan plan.json --format llama.cpp --out llama.sh");
+  CHECK(e.code == 0);
+  CHECK(e.out == "wrote llama.sh (command)\nwrote llama.sh.args (arguments)\n");
+  CHECK(read(dir / "llama.sh").find("exec llama-server") != std::string::npos);
+  const auto printed = run("emit --plan plan.json --format llama.cpp");
+  CHECK(printed.out.find(read(dir / "llama.sh")) == 0);
+
+  const auto j = run("emit --plan plan.json --format ollama --json");
+  REQUIRE(j.code == 0);
+  const auto doc = nlohmann::json::parse(j.out);
+  CHECK(doc["schema"] == "trilemma.emit");
+  CHECK(doc["files"][0]["role"] == "modelfile");
+
+  fs::remove(dir / "Modelfile");
+  CHECK(run("plan -m llama-3.2-1b -d apple-m2 -s memory --emit ollama --out Modelfile").code == 0);
+  CHECK(read(dir / "Modelfile").find("PARAMETER num_ctx 2048") != std::string::npos);
+  CHECK(fs::exists(dir / "Modelfile.env"));
+  CHECK(run("plan -m llama-3.2-1b -d apple-m2 --emit ollama").code == 2);          // needs --out
+  CHECK(run("plan -m llama-3.2-1b -d apple-m2 --emit vllm --out x").code == 2);
+  CHECK(run("emit --plan plan.json --format vllm").code == 2);
+  CHECK(run("emit --plan missing.json --format ollama").code == 5);
+
+  // A plan document from a newer trilemma, and a malformed one: exit 3, nothing written.
+  auto newer = nlohmann::json::parse(read(dir / "plan.json"));
+  newer["schema_version"] = 99;
+  std::ofstream(dir / "newer.json") << newer.dump();
+  std::ofstream(dir / "broken.json") << "{\"schema\": \"trilemma.plan\",";
+  fs::remove(dir / "out.cfg");
+  const auto future = run("emit --plan newer.json --format mlc-llm --out out.cfg", true);
+  CHECK(future.code == 3);
+  CHECK(future.out.find("newer.json:schema_version:") != std::string::npos);
+  CHECK(run("emit --plan broken.json --format mlc-llm --out out.cfg").code == 3);
+  CHECK_FALSE(fs::exists(dir / "out.cfg"));
+}

@@ -4,7 +4,9 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <cstdlib>
 #include <map>
+#include <set>
 
 #include "emitters/json_schema.hpp"
 #include "gate/report.hpp"
@@ -135,7 +137,7 @@ TEST_CASE("gate::parse_budgets: one fixture per failure class names file, line a
     std::string file, where, field;
   };
   const std::vector<Case> cases = {
-      {"malformed.yaml", ":4:", "malformed YAML"},
+      {"malformed.yaml", ":5:", "malformed YAML"},
       {"wrong-type.yaml", ":6:", "budgets[0].context: expected a number, got 'lots'"},
       {"missing-field.yaml", ":3:", "budgets[0].scenario: required field is missing"},
       {"negative-value.yaml", ":9:", "budgets[0].limits.max_memory_gib: must be > 0, got -3"},
@@ -306,4 +308,17 @@ TEST_CASE("gate: GitHub annotations, one per outcome, escaped as workflow comman
   CHECK(gate::github_escape_property("a:b,c%") == "a%3Ab%2Cc%25");
   for (std::size_t at = 0, next; (next = gh.find('\n', at)) != std::string::npos; at = next + 1)
     CHECK(gh.compare(at, 2, "::") == 0);  // every line is a workflow command: messages carry no raw newline
+}
+
+TEST_CASE("gate: every example budgets file loads (one per device class, and host)", "[gate]") {
+  // `host` reads the fixture profile: the test never probes the machine.
+  setenv("TRILEMMA_HOST_PROFILE", (std::filesystem::path(TRILEMMA_SOURCE_DIR) / "tests/gate/fixtures/ci-host.yaml").c_str(), 1);
+  std::set<std::string> classes;
+  for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(TRILEMMA_SOURCE_DIR) / "examples/budgets")) {
+    CAPTURE(entry.path().string());
+    const auto b = gate::load_budgets(entry.path().string());
+    REQUIRE(b.ok());
+    for (const auto& budget : b->budgets) classes.insert(budget.device == "host" ? "host" : budget.resolved_device.device_class);
+  }
+  CHECK(classes == std::set<std::string>{"phone", "laptop", "desktop", "board", "module", "mcu", "gpu", "host"});
 }

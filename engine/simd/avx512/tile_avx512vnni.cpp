@@ -13,6 +13,11 @@
 //         per token, but no per-group correction work, which decode cannot amortize.
 // Then one convert, a scale multiply (dx * dy, spread to the 4 lanes of each block) and an FMA
 // per (group, token). Integer sums are exact; only the float summation order differs from _ref.
+//
+// Batch invariance: a token's result does not depend on how many tokens share the call, so a
+// batched prefill or speculative verify pass gives the single-token decode's logits bit for
+// bit. Both Q4_0 variants leave the same int32 lanes (the panel's init is per lane), and every
+// token count uses the same k_sets accumulator chains, groups in turn, summed in one order.
 #include <immintrin.h>
 
 #include "engine/quant/blocks.hpp"
@@ -65,12 +70,16 @@ __attribute__((always_inline)) inline void group_step(const std::uint8_t* codes,
   }
 }
 
+// Accumulator chains per token. The same for every token count (batch invariance, above): 2
+// chains hide the FMA latency for decode (1 token) and keep 8 tokens' 16 accumulators in zmm
+// registers.
+constexpr int k_sets = 2;
+
 // One row x nt tokens; nt is a template parameter so the accumulators stay in registers and
-// the token loop unrolls. Few tokens leave few FMA chains, so `sets` accumulator sets take
-// groups in turn to hide the FMA latency. (Taking several rows at once instead would share the
-// panel loads, but splits the weight stream into short runs the hardware prefetcher does not
-// follow: measured 25% slower decode.)
-template <bool q8, int nt, int sets>
+// the token loop unrolls. k_sets accumulator sets take groups in turn. (Taking several rows at
+// once instead would share the panel loads, but splits the weight stream into short runs the
+// hardware prefetcher does not follow: measured 25% slower decode.)
+template <bool q8, int nt, int sets = k_sets>
 void tile_n(const std::uint8_t* codes, const std::uint16_t* scales, const Q8Panel& panel, int t0, float* out,
             std::size_t out_stride) {
   __m512 acc[sets][nt];
@@ -102,14 +111,14 @@ void tile(const std::uint8_t* codes, std::size_t code_stride, const std::uint16_
     const std::uint16_t* sc = scales + std::size_t(r) * scale_stride;
     float* o = out + r;
     switch (nt) {
-      case 1: tile_n<q8, 1, 4>(c, sc, panel, t0, o, out_stride); break;
-      case 2: tile_n<q8, 2, 2>(c, sc, panel, t0, o, out_stride); break;
-      case 3: tile_n<q8, 3, 1>(c, sc, panel, t0, o, out_stride); break;
-      case 4: tile_n<q8, 4, 1>(c, sc, panel, t0, o, out_stride); break;
-      case 5: tile_n<q8, 5, 1>(c, sc, panel, t0, o, out_stride); break;
-      case 6: tile_n<q8, 6, 1>(c, sc, panel, t0, o, out_stride); break;
-      case 7: tile_n<q8, 7, 1>(c, sc, panel, t0, o, out_stride); break;
-      default: tile_n<q8, 8, 1>(c, sc, panel, t0, o, out_stride); break;
+      case 1: tile_n<q8, 1>(c, sc, panel, t0, o, out_stride); break;
+      case 2: tile_n<q8, 2>(c, sc, panel, t0, o, out_stride); break;
+      case 3: tile_n<q8, 3>(c, sc, panel, t0, o, out_stride); break;
+      case 4: tile_n<q8, 4>(c, sc, panel, t0, o, out_stride); break;
+      case 5: tile_n<q8, 5>(c, sc, panel, t0, o, out_stride); break;
+      case 6: tile_n<q8, 6>(c, sc, panel, t0, o, out_stride); break;
+      case 7: tile_n<q8, 7>(c, sc, panel, t0, o, out_stride); break;
+      default: tile_n<q8, 8>(c, sc, panel, t0, o, out_stride); break;
     }
   }
 }

@@ -1,0 +1,134 @@
+// AVX2 + FMA + F16C columns of the KV format table (kv/kv_format_table.cpp): the query . key
+// dot and the softmax-weighted V accumulation (out += a * row) on a slice [first, first + n)
+// of a stored row. Compiled with -mavx2 -mfma -mf16c -ffp-contract=off; selected by
+// select_kv_dot / select_kv_axpy only on CPUs that have them. Block layouts: quant/blocks.hpp.
+//
+// Whole 32-element blocks of the slice take the vector path; a block the slice cuts (heads
+// narrower than a block, stories260K's 8 dims) runs the _ref twin's scalar code for that block.
+//   dot:  per block, 4 vectors of products (q x codes) summed into one, times the block's d,
+//         into one accumulator; one horizontal sum at the end. Differs from _ref (which sums
+//         left to right) only in float summation order: tested against it with a tolerance.
+//   axpy: out[i] = out[i] + (a * d) * code, one multiply and one add per element in the _ref
+//         order (no FMA, -ffp-contract=off): bit-identical to _ref, tested with ==.
+#include <immintrin.h>
+
+#include <algorithm>
+
+#include "engine/kv/kv_format.hpp"
+#include "engine/quant/blocks.hpp"
+
+namespace trilemma::engine {
+namespace {
+
+float hsum(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
+float fp16(std::uint16_t h) { return _cvtsh_ss(h); }
+
+// 8 signed bytes -> 8 floats.
+__m256 cvt8(__m128i bytes) { return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(bytes)); }
+
+// The 32 codes of a block as 4 x 8 floats, in element order.
+struct Codes {
+  __m256 c[4];
+};
+
+Codes codes_q8_0(const BlockQ8_0& b) {
+  const __m128i lo = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qs));
+  const __m128i hi = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qs + 16));
+  return {{cvt8(lo), cvt8(_mm_srli_si128(lo, 8)), cvt8(hi), cvt8(_mm_srli_si128(hi, 8))}};
+}
+
+Codes codes_q4_0(const BlockQ4_0& b) {
+  const __m128i qs = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qs));
+  const __m128i mask = _mm_set1_epi8(0x0F), eight = _mm_set1_epi8(8);
+  const __m128i lo = _mm_sub_epi8(_mm_and_si128(qs, mask), eight);                     // elements 0..15
+  const __m128i hi = _mm_sub_epi8(_mm_and_si128(_mm_srli_epi16(qs, 4), mask), eight);  // elements 16..31
+  return {{cvt8(lo), cvt8(_mm_srli_si128(lo, 8)), cvt8(hi), cvt8(_mm_srli_si128(hi, 8))}};
+}
+
+// Slice walk shared by both block formats: whole blocks through `codes`, cut blocks through the
+// reference on that part only (the _ref functions take any slice).
+template <class Block, class CodesFn>
+float dot_blocks(const void* row, int first, int n, const float* q, CodesFn codes, KvDotFn ref) {
+  const auto* blocks = static_cast<const Block*>(row);
+  __m256 acc = _mm256_setzero_ps();
+  float tail = 0.0f;
+  for (int i = 0; i < n;) {
+    const int e = first + i, b = e / 32, j0 = e % 32;
+    const int len = std::min(n - i, 32 - j0);
+    if (len == 32) {
+      const Codes c = codes(blocks[b]);
+      __m256 part = _mm256_mul_ps(_mm256_loadu_ps(q + i), c.c[0]);
+      part = _mm256_fmadd_ps(_mm256_loadu_ps(q + i + 8), c.c[1], part);
+      part = _mm256_fmadd_ps(_mm256_loadu_ps(q + i + 16), c.c[2], part);
+      part = _mm256_fmadd_ps(_mm256_loadu_ps(q + i + 24), c.c[3], part);
+      acc = _mm256_fmadd_ps(part, _mm256_set1_ps(fp16(blocks[b].d)), acc);
+    } else {
+      tail += ref(row, e, len, q + i);
+    }
+    i += len;
+  }
+  return hsum(acc) + tail;
+}
+
+template <class Block, class CodesFn>
+void axpy_blocks(const void* row, int first, int n, float a, float* out, CodesFn codes, KvAxpyFn ref) {
+  const auto* blocks = static_cast<const Block*>(row);
+  for (int i = 0; i < n;) {
+    const int e = first + i, b = e / 32, j0 = e % 32;
+    const int len = std::min(n - i, 32 - j0);
+    if (len == 32) {
+      const Codes c = codes(blocks[b]);
+      const __m256 ad = _mm256_set1_ps(a * fp16(blocks[b].d));  // rounded once, as _ref
+      for (int k = 0; k < 4; ++k) {
+        float* o = out + i + 8 * k;
+        _mm256_storeu_ps(o, _mm256_add_ps(_mm256_loadu_ps(o), _mm256_mul_ps(ad, c.c[k])));
+      }
+    } else {
+      ref(row, e, len, a, out + i);
+    }
+    i += len;
+  }
+}
+
+}  // namespace
+
+float kv_dot_q8_0_avx2(const void* row, int first, int n, const float* q) {
+  return dot_blocks<BlockQ8_0>(row, first, n, q, codes_q8_0, kv_dot_q8_0_ref);
+}
+void kv_axpy_q8_0_avx2(const void* row, int first, int n, float a, float* out) {
+  axpy_blocks<BlockQ8_0>(row, first, n, a, out, codes_q8_0, kv_axpy_q8_0_ref);
+}
+float kv_dot_q4_0_avx2(const void* row, int first, int n, const float* q) {
+  return dot_blocks<BlockQ4_0>(row, first, n, q, codes_q4_0, kv_dot_q4_0_ref);
+}
+void kv_axpy_q4_0_avx2(const void* row, int first, int n, float a, float* out) {
+  axpy_blocks<BlockQ4_0>(row, first, n, a, out, codes_q4_0, kv_axpy_q4_0_ref);
+}
+
+void kv_axpy_f16_avx2(const void* row, int first, int n, float a, float* out) {
+  const auto* v = static_cast<const std::uint16_t*>(row) + first;
+  const __m256 va = _mm256_set1_ps(a);
+  int i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 x = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(v + i)));
+    _mm256_storeu_ps(out + i, _mm256_add_ps(_mm256_loadu_ps(out + i), _mm256_mul_ps(va, x)));
+  }
+  for (; i < n; ++i) out[i] += a * fp16(v[i]);
+}
+
+void kv_axpy_f32_avx2(const void* row, int first, int n, float a, float* out) {
+  const float* v = static_cast<const float*>(row) + first;
+  const __m256 va = _mm256_set1_ps(a);
+  int i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(out + i, _mm256_add_ps(_mm256_loadu_ps(out + i), _mm256_mul_ps(va, _mm256_loadu_ps(v + i))));
+  for (; i < n; ++i) out[i] += a * v[i];
+}
+
+}  // namespace trilemma::engine
