@@ -173,3 +173,40 @@ TEST_CASE("solver::plan_document: round trip and refusal of bad documents", "[so
   REQUIRE_FALSE(f3.ok());
   CHECK(f3.error().message == "malformed JSON");
 }
+
+TEST_CASE("solver::parse_profile: one fixture per failure class names file, line and field", "[solver]") {
+  const std::string valid = R"(id: custom
+name: Custom
+use_cases: "tests"
+keeps: memory
+constraints:
+  max_memory_gib: 2
+objective:
+  - {metric: memory_gib, direction: min, tolerance_pct: 10}
+defaults:
+  context: 1024
+  prompt: 64
+)";
+  REQUIRE(solver::parse_profile(valid, "profiles/custom.yaml", "custom").ok());
+  auto expect = [](const std::string& text, const std::string& needle) {
+    auto p = solver::parse_profile(text, "profiles/custom.yaml", "custom");
+    REQUIRE_FALSE(p.ok());
+    CAPTURE(p.error().to_string());
+    CHECK(p.error().to_string().rfind("profiles/custom.yaml:", 0) == 0);
+    CHECK(p.error().to_string().find(needle) != std::string::npos);
+  };
+  auto with = [&](const std::string& from, const std::string& to) {
+    std::string s = valid;
+    s.replace(s.find(from), from.size(), to);
+    return s;
+  };
+  expect("keeps: [", "malformed YAML");
+  expect(with("max_memory_gib: 2", "max_memory_gib: lots"), "constraints.max_memory_gib: expected a number");
+  expect(with("max_memory_gib: 2", "max_memory_gib: -2"), "constraints.max_memory_gib: must be > 0");
+  expect(with("  prompt: 64\n", ""), "defaults.prompt: required field is missing");
+  expect(with("keeps: memory", "keeps: money"), "keeps: unknown value 'money'");
+  expect(with("max_memory_gib: 2", "max_memory_gb: 2"), "constraints.max_memory_gb: unknown key");
+  expect(with("direction: min", "direction: down"), "objective[0].direction: unknown value");
+  expect(with("max_memory_gib: 2", "allowed_weights: [q9_9]"), "unknown weight format 'q9_9'");
+  expect(with("id: custom", "id: other"), "does not match the file name");
+}
