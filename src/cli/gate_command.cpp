@@ -8,9 +8,44 @@
 #include "gate/report.hpp"
 #include "io/atomic_write.hpp"
 #include "models/catalog.hpp"
+#include "solver/plan_document.hpp"
+#include "verify/measurement.hpp"
+
+#include <unistd.h>
 
 namespace trilemma::cli {
 namespace {
+
+// gate --verify: run the plan of a `host` budget in the engine (synthetic weights of the model's
+// shape unless it is a file) and check the limits against the measurement.
+Status measure_on_host(gate::Outcome& o, const models::Model& m, const gate::Budget& b) {
+  TRILEMMA_TRY(config, solver::config_from_json(o.config, "gate", "plan"));
+  const auto engine_weights = info(config.weights).engine_type;
+  if (!engine_weights) return make_error(ErrorKind::internal, "gate", "", "plan format not runnable by the engine");
+  verify::RunPoint p;
+  p.config = config;
+  p.model_id = m.id;
+  if (!m.path.empty()) p.model_file = m.path;
+  p.engine_weights = *engine_weights;
+  if (config.speculative.on() && config.speculative.kind != DraftKind::layers) {
+    const auto dw = info(config.speculative.draft_weights).engine_type;
+    if (!dw) return make_error(ErrorKind::internal, "gate", "", "draft format not runnable by the engine");
+    p.draft_engine_weights = *dw;
+  }
+  p.prompt_tokens = config.prompt;
+  p.decode_tokens = 32;
+  char exe[4096];
+  const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n <= 0) return make_error(ErrorKind::io, "/proc/self/exe", "", "cannot locate the trilemma binary");
+  std::cerr << "gate --verify: measuring " << m.id << " for budget " << b.name << " (" << o.plan_summary << ")\n";
+  verify::EngineSource source(std::string(exe, std::size_t(n)), 3);
+  TRILEMMA_TRY(measured, source.measure(p));
+  gate::apply_measurement(o, b.limits, measured.decode_tok_s.median, measured.ttft_ms.median,
+                          measured.peak_rss_bytes / 1073741824.0,
+                          std::string(measured.synthetic ? "synthetic" : "real") + " weights, median of 3 runs, " +
+                              std::to_string(measured.prompt_tokens) + "-token prompt");
+  return Ok{};
+}
 
 struct GateFlags {
   std::string budgets, baseline, junit, out;
@@ -20,10 +55,6 @@ struct GateFlags {
 };
 
 int run_gate(const GateFlags& f) {
-  if (f.verify)
-    return report_error(make_error(ErrorKind::usage, "--verify", "",
-                                   "not available yet: gating on measured figures needs `trilemma verify`, which is "
-                                   "not built yet (docs/ci.md); gate checks predicted figures only"));
   if (!(f.margin_pct >= 0)) return report_error(make_error(ErrorKind::usage, "--margin-pct", "", "must be >= 0"));
   auto budgets = gate::load_budgets(f.budgets);
   if (!budgets.ok()) return report_error(budgets.error());
@@ -42,8 +73,12 @@ int run_gate(const GateFlags& f) {
   for (const auto& m : models) {
     report.models.push_back(m.id);
     for (const auto& b : budgets->budgets) {
-      auto outcome = gate::evaluate(m, b, *catalog);
+      const bool measure = f.verify && b.device == "host";
+      auto outcome = gate::evaluate(m, b, *catalog, measure);
       if (!outcome.ok()) return report_error(outcome.error());
+      if (measure && outcome->has_plan) {
+        if (auto s = measure_on_host(*outcome, m, b); !s.ok()) return report_error(s.error());
+      }
       report.outcomes.push_back(std::move(*outcome));
     }
   }
@@ -70,7 +105,7 @@ void add_gate_command(CLI::App& app, Handler& handler) {
   auto* cmd = app.add_subcommand("gate", "Check model releases against per-device budgets (CI gate)");
   cmd->add_option("--budgets,-b", f.budgets, "budgets YAML (docs/budgets.md)")->required();
   cmd->add_option("--model,-m", f.models, "model to gate (catalog id, .gguf, config.json); repeat for several")->required();
-  cmd->add_flag("--verify", f.verify, "also measure on the host (not available yet: exits 2)");
+  cmd->add_flag("--verify", f.verify, "budgets on `host`: plan with engine-runnable formats and check the limits against the engine's measurement");
   cmd->add_option("--baseline", f.baseline, "previous `gate --json` report: fail on figures that regress");
   cmd->add_option("--margin-pct", f.margin_pct, "regression margin, % of the baseline figure")->capture_default_str();
   cmd->add_option("--junit", f.junit, "write a JUnit XML report (one testcase per model x budget)");

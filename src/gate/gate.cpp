@@ -117,7 +117,21 @@ std::size_t Report::regressions() const {
   return n;
 }
 
-Result<Outcome> evaluate(const models::Model& model, const Budget& budget, const std::vector<models::Model>& catalog) {
+void apply_measurement(Outcome& o, const Limits& limits, double decode_tok_s, double ttft_ms, double memory_gib,
+                       const std::string& note) {
+  o.figures[Figure::decode_tok_s] = decode_tok_s;
+  o.figures[Figure::ttft_ms] = ttft_ms;
+  o.figures[Figure::memory_gib] = memory_gib;
+  o.checks = checks_of(o.figures, limits);
+  o.pass = all_pass(o.checks);
+  o.limiting.reset();
+  if (const Check* t = tightest(o.checks)) o.limiting = limiting_of(*t);
+  o.message = std::string(o.pass ? "passes on " : "misses on ") + o.plan_summary + " as measured (" + note + ")" +
+              (o.limiting ? "; limiting " + o.limiting->message : "");
+}
+
+Result<Outcome> evaluate(const models::Model& model, const Budget& budget, const std::vector<models::Model>& catalog,
+                         bool engine_formats_only) {
   Outcome o;
   o.model = model.id;
   o.budget = budget.name;
@@ -136,6 +150,19 @@ Result<Outcome> evaluate(const models::Model& model, const Budget& budget, const
     if (allowed.empty()) {
       o.message = "no weight format is both in the budget's range (" + join(budget.weight_formats, ", ") +
                   ") and allowed by scenario " + o.scenario + " (" + join(scenario_allowed, ", ") + ")";
+      o.limiting = Limiting{"weights", std::nullopt, std::nullopt, std::nullopt, o.message};
+      return o;
+    }
+  }
+
+  if (engine_formats_only) {
+    std::vector<std::string> runnable;
+    for (const auto& row : weight_formats())
+      if (row.engine_type) runnable.emplace_back(row.name);
+    if (allowed.empty()) allowed = scenario_allowed.empty() ? runnable : scenario_allowed;
+    std::erase_if(allowed, [&](const std::string& w) { return std::find(runnable.begin(), runnable.end(), w) == runnable.end(); });
+    if (allowed.empty()) {
+      o.message = "--verify: none of the allowed weight formats runs in trilemma's engine (" + join(runnable, ", ") + ")";
       o.limiting = Limiting{"weights", std::nullopt, std::nullopt, std::nullopt, o.message};
       return o;
     }

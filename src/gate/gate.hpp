@@ -89,7 +89,15 @@ struct Report {
 
 // Plans `model` under `budget` and checks the limits. Errors only for broken inputs; a model
 // that cannot meet the budget is an Outcome with pass = false.
-Result<Outcome> evaluate(const models::Model& model, const Budget& budget, const std::vector<models::Model>& catalog);
+// `engine_formats_only` restricts the search to weight formats trilemma's engine runs, so the
+// plan can be measured (gate --verify on `host`).
+Result<Outcome> evaluate(const models::Model& model, const Budget& budget, const std::vector<models::Model>& catalog,
+                         bool engine_formats_only = false);
+
+// Replaces an outcome's predicted speed, TTFT and memory with measured ones and re-checks the
+// limits (gate --verify). `note` says what was measured.
+void apply_measurement(Outcome& outcome, const Limits& limits, double decode_tok_s, double ttft_ms, double memory_gib,
+                       const std::string& note);
 
 // Compares the report's figures with a previous report (its JSON) and records regressions.
 Status compare_with_baseline(Report& report, const std::string& baseline_text, const std::string& baseline_file);

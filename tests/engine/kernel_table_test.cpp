@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <cstring>
+
 #include <cmath>
 #include <cstdlib>
 #include <random>
@@ -171,7 +173,7 @@ TEST_CASE("quant::detect_isa: force_scalar and TRILEMMA_FORCE_SCALAR pick the _r
   CHECK(find_kernels(TensorType::q4_1) == nullptr);
 }
 
-TEST_CASE("quant::format_kernels: every x4 tile matches the _ref dots for 1..8 tokens and 1..9 rows", "[quant]") {
+TEST_CASE("quant::format_kernels: every x4 tile matches the _ref dots for 1..8 tokens and 1..9 rows, and a token's result does not depend on the token count", "[quant]") {
   for (const auto& row : format_kernels()) {
     const TileFn tile = select_tile(row, detect_isa());
     if (tile == nullptr) continue;
@@ -197,6 +199,10 @@ TEST_CASE("quant::format_kernels: every x4 tile matches the _ref dots for 1..8 t
       }
       Q8Panel panel;
       pack_q8_panel(act_rows.data(), acts[0].bytes.size(), 9, n / 32, panel);
+      // Batch invariance (decode = prefill bit for bit): each token alone, as decode runs it.
+      std::vector<float> single(std::size_t(rows * 9));
+      for (int t = 0; t < 9; ++t)
+        tile(codes[0].b, code_bytes, scales.data(), std::size_t(n / 32), rows, panel, t, 1, &single[std::size_t(t * rows)], rows);
       for (int t0 : {0, 1}) {
         for (int nt = 1; nt <= 8; ++nt) {
           CAPTURE(t0, nt);
@@ -209,6 +215,7 @@ TEST_CASE("quant::format_kernels: every x4 tile matches the _ref dots for 1..8 t
               for (std::int64_t i = 0; i < n; ++i) magnitude += std::fabs(double(w[std::size_t(r)].decoded[i]) * a.decoded[i]);
               const float ref = row.dot_ref(w[std::size_t(r)].bytes.data(), a.bytes.data(), n);
               CHECK(std::fabs(out[std::size_t(r + j * rows)] - ref) <= row.dot_tolerance * magnitude + 1e-6);
+              CHECK(std::memcmp(&out[std::size_t(r + j * rows)], &single[std::size_t(r + (t0 + j) * rows)], sizeof(float)) == 0);
             }
           }
         }
