@@ -204,7 +204,7 @@ int run_verify(VerifyFlags f) {
     verify::PointReport r;
     r.point = p;
     r.measured = *m;
-    r.predicted = verify::predict(*model, *host, p, m->prompt_tokens);
+    r.predicted = verify::predict(*model, *host, p, m->prompt_tokens, m->acceptance);
     r.checks = verify::compare(r.predicted, r.measured, f.tol);
     reports.push_back(std::move(r));
   }
@@ -220,7 +220,7 @@ int run_verify(VerifyFlags f) {
     on += ", unix time " + when;
     host->calibration = verify::calibrate(reports, *host, on);
     for (auto r : reports) {
-      r.predicted = verify::predict(*model, *host, r.point, r.measured.prompt_tokens);
+      r.predicted = verify::predict(*model, *host, r.point, r.measured.prompt_tokens, r.measured.acceptance);
       r.checks = verify::compare(r.predicted, r.measured, f.tol);
       calibrated.push_back(std::move(r));
     }

@@ -30,6 +30,7 @@ struct Calibration {
   std::vector<std::pair<std::string, double>> compute_fraction_by_format;  // weight format -> fraction
   std::optional<double> overhead_ms;     // fixed per-token overhead
   std::optional<double> runtime_mib;     // resident memory besides weights, KV and scratch
+  std::optional<double> scratch_fraction;  // measured scratch / the compute-buffer model
 };
 
 struct Device {

@@ -78,6 +78,7 @@ void read_calibration(io::FieldReader c, Device& d) {
   fractions("compute_fraction", cal.compute_fraction_by_format);
   cal.overhead_ms = c.optional_number("overhead_ms");
   cal.runtime_mib = c.optional_number("runtime_mib");
+  cal.scratch_fraction = c.optional_number("scratch_fraction");
   c.finish();
   d.calibration = cal;
 }
@@ -188,6 +189,7 @@ std::string device_to_yaml(const Device& d) {
     }
     if (c.overhead_ms) out << YAML::Key << "overhead_ms" << YAML::Value << *c.overhead_ms;
     if (c.runtime_mib) out << YAML::Key << "runtime_mib" << YAML::Value << *c.runtime_mib;
+    if (c.scratch_fraction) out << YAML::Key << "scratch_fraction" << YAML::Value << *c.scratch_fraction;
     out << YAML::EndMap;
   }
   out << YAML::EndMap;

@@ -68,6 +68,7 @@ Derating derating_for(const devices::Device& d, const std::string& backend, cons
     if (auto f = pick(c.compute_fraction_by_format)) out.compute_fraction = Range::exact(*f);
     if (c.overhead_ms) out.overhead_ms = *c.overhead_ms;
     if (c.runtime_mib) out.runtime_bytes = *c.runtime_mib * 1048576.0;
+    if (c.scratch_fraction) out.scratch_fraction = *c.scratch_fraction;
   }
   return out;
 }

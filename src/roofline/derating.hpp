@@ -13,6 +13,7 @@ struct Derating {
   Range compute_fraction;
   double overhead_ms = 0;
   double runtime_bytes = 0;
+  double scratch_fraction = 1;  // of llama.cpp's compute-buffer model; calibration fits it
   std::string basis;
 };
 

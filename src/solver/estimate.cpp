@@ -134,7 +134,8 @@ Estimate estimate(const PreparedModel& pm, const PreparedDevice& pd, const Deplo
   m.kv_bytes = kv_all * resident;
   m.kv_spilled_bytes = kv_all - m.kv_bytes;
   const bool flash_attention = true;  // every backend planned for has it; needed for a quantized V cache
-  m.scratch_bytes = memory::scratch_bytes(s, std::min(k_ubatch, c.prompt), c.context, flash_attention);
+  m.scratch_bytes = derate.scratch_fraction *
+                    memory::scratch_bytes(s, std::min(k_ubatch, c.prompt), c.context, flash_attention);
   m.runtime_bytes = derate.runtime_bytes;
 
   // Latency: decode at the end of the context (the slowest step), prefill of the prompt.
@@ -169,7 +170,11 @@ Estimate estimate(const PreparedModel& pm, const PreparedDevice& pd, const Deplo
 
   // Speculative decoding: g draft steps plus one target pass over g+1 tokens per round.
   if (c.speculative.on()) {
-    const auto prior = acceptance_prior(c);
+    auto prior = acceptance_prior(c);
+    if (c.speculative.measured_acceptance > 0) {
+      prior.rate = Range::exact(c.speculative.measured_acceptance);
+      prior.basis = "measured by verify";
+    }
     if (with_basis) e.basis.push_back("acceptance prior " + std::to_string(prior.rate.mid).substr(0, 4) + ": " + prior.basis);
     const unsigned g = c.speculative.draft_len;
     roofline::StepCost draft_step;

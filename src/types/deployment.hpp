@@ -43,6 +43,7 @@ struct SpeculativeConfig {
   WeightFormat draft_weights = WeightFormat::q4_0;  // model: its format; self: the lower-bit copy
   std::uint32_t draft_layers = 0;  // layers: the first k layers of the target
   std::uint32_t draft_len = 0;     // g, tokens drafted per target pass
+  double measured_acceptance = 0;  // > 0: a rate verify measured, used instead of the prior
   bool on() const { return kind != DraftKind::none; }
 };
 

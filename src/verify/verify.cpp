@@ -56,7 +56,8 @@ models::Model engine_model(const models::Model& base, TensorType engine_weights)
   return m;
 }
 
-Estimate predict(const models::Model& model, const devices::Device& host, const RunPoint& p, std::uint32_t prompt_tokens) {
+Estimate predict(const models::Model& model, const devices::Device& host, const RunPoint& p, std::uint32_t prompt_tokens,
+                 double measured_acceptance) {
   // The weight format whose bulk type is the engine's: its prepared bytes are the stored ones.
   WeightFormat format = WeightFormat::f32;
   for (const auto& row : weight_formats())
@@ -69,6 +70,7 @@ Estimate predict(const models::Model& model, const devices::Device& host, const 
   const auto pd = solver::PreparedDevice::prepare(host);
   auto c = engine_config(p, prompt_tokens);
   c.weights = format;
+  c.speculative.measured_acceptance = measured_acceptance;
   return solver::estimate(pm, pd, c);
 }
 
@@ -90,7 +92,6 @@ devices::Calibration calibrate(const std::vector<PointReport>& reports, const de
   // the measured step time (fixed overhead is folded in: it is not separable from two
   // contexts), and the compute fraction that makes prefill FLOPs / (peak x f) equal the TTFT.
   std::map<std::string, std::vector<double>> bandwidth, compute;
-  std::vector<double> runtime;
   for (const auto& r : reports) {
     const auto& l = r.predicted.latency;
     const std::string key = weights_key(r.point.engine_weights);
@@ -104,15 +105,32 @@ devices::Calibration calibrate(const std::vector<PointReport>& reports, const de
       const double peak_gflops = fraction_used / derate.compute_fraction.mid;
       compute[key].push_back(achieved_gflops / peak_gflops);
     }
+  }
+  // Memory: measured - weights - KV - draft = runtime + f x modelled scratch, fitted by least
+  // squares over the points (the modelled scratch is llama.cpp's compute buffer; an engine
+  // that keeps fewer logits needs a smaller f).
+  double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (const auto& r : reports) {
     const auto& mem = r.predicted.memory;
-    runtime.push_back(r.measured.peak_rss_bytes - (mem.weights_bytes + mem.kv_bytes + mem.scratch_bytes));
+    const auto derate = roofline::derating_for(host, "cpu", weights_key(r.point.engine_weights));
+    const double x = mem.scratch_bytes / derate.scratch_fraction;  // the unscaled model
+    const double y = r.measured.peak_rss_bytes - (mem.weights_bytes + mem.kv_bytes + mem.draft_bytes);
+    n += 1, sx += x, sy += y, sxx += x * x, sxy += x * y;
+  }
+  double scratch_fraction = 1, runtime_bytes = n > 0 ? sy / n : 0;
+  if (n >= 2 && n * sxx - sx * sx > 0) {
+    scratch_fraction = std::max(0.0, (n * sxy - sx * sy) / (n * sxx - sx * sx));
+    runtime_bytes = (sy - scratch_fraction * sx) / n;
   }
   devices::Calibration c;
   c.fitted_on = fitted_on;
   for (const auto& [k, v] : bandwidth) c.bandwidth_fraction.emplace_back(k, median(v));
   for (const auto& [k, v] : compute) c.compute_fraction_by_format.emplace_back(k, median(v));
   c.overhead_ms = 0.0;
-  if (!runtime.empty()) c.runtime_mib = std::max(0.0, median(runtime)) / k_mib;
+  if (n > 0) {
+    c.runtime_mib = std::max(0.0, runtime_bytes) / k_mib;
+    c.scratch_fraction = scratch_fraction;
+  }
   return c;
 }
 

@@ -97,6 +97,10 @@ TEST_CASE("verify::calibrate: recovers the true factors of a fake host", "[verif
       CHECK(c.pass);
     }
   }
+  // Memory: the fake adds 12 MiB to the truth's total (whose runtime is derating.yaml's 40 MiB
+  // for cpu) and keeps the modelled scratch: the fit finds scratch x1 and 52 MiB of runtime.
   REQUIRE(host.calibration->runtime_mib);
-  CHECK(*host.calibration->runtime_mib > 12.0);
+  CHECK(*host.calibration->runtime_mib == Approx(52.0).epsilon(0.01));
+  REQUIRE(host.calibration->scratch_fraction);
+  CHECK(*host.calibration->scratch_fraction == Approx(1.0).epsilon(0.01));
 }
