@@ -45,23 +45,25 @@ Constraints merge(const Constraints& a, const Constraints& b) {
   return c;
 }
 
-// Each constraint: its name, and a check that returns the violation message or "".
-std::vector<std::string> violations(const Candidate& c, const Constraints& k, double usable_gib) {
+// The constraints `c` violates: "name: message" with `text`, the bare name without (the search
+// checks thousands of plans and reports a few, so it formats only those).
+std::vector<std::string> violations(const Candidate& c, const Constraints& k, double usable_gib, bool text) {
   std::vector<std::string> v;
+  auto add = [&](const char* name, auto&& message) { v.push_back(text ? std::string(name) + ": " + message() : name); };
   if (c.memory_gib() > usable_gib)
-    v.push_back("device_memory: needs " + fmt(c.memory_gib(), 2) + " GiB; the device offers " + fmt(usable_gib, 2) + " GiB");
+    add("device_memory", [&] { return "needs " + fmt(c.memory_gib(), 2) + " GiB; the device offers " + fmt(usable_gib, 2) + " GiB"; });
   if (k.max_memory_gib && c.memory_gib() > *k.max_memory_gib)
-    v.push_back("max_memory_gib: needs " + fmt(c.memory_gib(), 2) + " GiB > " + fmt(*k.max_memory_gib, 2));
+    add("max_memory_gib", [&] { return "needs " + fmt(c.memory_gib(), 2) + " GiB > " + fmt(*k.max_memory_gib, 2); });
   if (k.min_decode_tok_s && c.tok_s() < *k.min_decode_tok_s)
-    v.push_back("min_decode_tok_s: " + fmt(c.tok_s()) + " tok/s < " + fmt(*k.min_decode_tok_s));
+    add("min_decode_tok_s", [&] { return fmt(c.tok_s()) + " tok/s < " + fmt(*k.min_decode_tok_s); });
   if (k.max_ttft_ms && c.ttft_ms() > *k.max_ttft_ms)
-    v.push_back("max_ttft_ms: " + fmt(c.ttft_ms(), 0) + " ms > " + fmt(*k.max_ttft_ms, 0));
+    add("max_ttft_ms", [&] { return fmt(c.ttft_ms(), 0) + " ms > " + fmt(*k.max_ttft_ms, 0); });
   if (k.max_loss_points && c.loss_points() > *k.max_loss_points)
-    v.push_back("max_loss_points: loses " + fmt(c.loss_points()) + " points > " + fmt(*k.max_loss_points));
+    add("max_loss_points", [&] { return "loses " + fmt(c.loss_points()) + " points > " + fmt(*k.max_loss_points); });
   if (!allowed(k.allowed_weights, info(c.config.weights).name))
-    v.push_back("allowed_weights: " + std::string(info(c.config.weights).name) + " is not allowed");
+    add("allowed_weights", [&] { return std::string(info(c.config.weights).name) + " is not allowed"; });
   if (!allowed(k.allowed_kv, info(c.config.kv_type).name))
-    v.push_back("allowed_kv: " + std::string(info(c.config.kv_type).name) + " is not allowed");
+    add("allowed_kv", [&] { return std::string(info(c.config.kv_type).name) + " is not allowed"; });
   return v;
 }
 
@@ -265,7 +267,7 @@ Result<PlanResult> plan(const PlanRequest& req) {
               const PreparedModel* draft = nullptr;
               if (spec.kind == DraftKind::model) draft = &drafts.at(spec.draft_model);
               c.estimate = estimate(target, prepared_device, cfg, draft, false);
-              c.violations = violations(c, constraints, usable_gib);
+              c.violations = violations(c, constraints, usable_gib, false);
               all.push_back(std::move(c));
             }
   result.evaluated = all.size();
@@ -291,10 +293,11 @@ Result<PlanResult> plan(const PlanRequest& req) {
   for (const auto* c : front) result.front.push_back(*c);
   std::sort(result.front.begin(), result.front.end(), [](auto& a, auto& b) { return a.tok_s() > b.tok_s(); });
 
-  // The plans the report shows get their basis text.
+  // The plans the report shows get their basis and violation texts.
   auto explain = [&](Candidate& c) {
     const PreparedModel* draft = c.config.speculative.kind == DraftKind::model ? &drafts.at(c.config.speculative.draft_model) : nullptr;
     c.estimate = estimate(target, prepared_device, c.config, draft, true);
+    c.violations = violations(c, constraints, usable_gib, true);
   };
   if (!feasible.empty()) {
     result.chosen = *choose(feasible, req.profile.objective);
@@ -347,10 +350,10 @@ Result<PlanResult> plan(const PlanRequest& req) {
   for (const auto& [name, c] : best_violating_only) {
     Relaxation r;
     r.constraint = name;
-    r.message = c->violations.front();
-    r.message += " (with " + describe(c->config) + ", losing about " + fmt(c->loss_points()) + " points)";
     r.plan = *c;
     explain(*r.plan);
+    r.message = r.plan->violations.front();
+    r.message += " (with " + describe(c->config) + ", losing about " + fmt(c->loss_points()) + " points)";
     result.relaxations.push_back(std::move(r));
   }
   if (result.relaxations.empty()) {
