@@ -15,6 +15,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+
+#include "engine/runtime/host_measure.hpp"
 #include <cstring>
 #include <fstream>
 #include <memory>
@@ -44,31 +46,6 @@ double median(std::vector<double> v) {
   return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
 }
 
-#if defined(__x86_64__)
-__attribute__((target("avx2"))) std::uint64_t read_sum(const std::byte* p, std::size_t n) {
-  __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
-  for (std::size_t i = 0; i + 128 <= n; i += 128) {
-    a0 = _mm256_add_epi64(a0, _mm256_load_si256(reinterpret_cast<const __m256i*>(p + i)));
-    a1 = _mm256_add_epi64(a1, _mm256_load_si256(reinterpret_cast<const __m256i*>(p + i + 32)));
-    a2 = _mm256_add_epi64(a2, _mm256_load_si256(reinterpret_cast<const __m256i*>(p + i + 64)));
-    a3 = _mm256_add_epi64(a3, _mm256_load_si256(reinterpret_cast<const __m256i*>(p + i + 96)));
-  }
-  alignas(32) std::uint64_t out[4];
-  _mm256_store_si256(reinterpret_cast<__m256i*>(out), _mm256_add_epi64(_mm256_add_epi64(a0, a1), _mm256_add_epi64(a2, a3)));
-  return out[0] + out[1] + out[2] + out[3];
-}
-#else
-std::uint64_t read_sum(const std::byte* p, std::size_t n) {
-  std::uint64_t s[4] = {};
-  for (std::size_t i = 0; i + 32 <= n; i += 32)
-    for (int k = 0; k < 4; ++k) {
-      std::uint64_t v;
-      std::memcpy(&v, p + i + 8 * k, 8);
-      s[k] += v;
-    }
-  return s[0] + s[1] + s[2] + s[3];
-}
-#endif
 
 // Streaming read over a buffer far larger than the last-level cache, split into one
 // contiguous part per thread of `pool` (the decode's own pool, so both see the same threads
@@ -81,7 +58,7 @@ double read_bandwidth_gbps(const std::byte* buf, std::size_t bytes, ThreadPool& 
   for (int r = 0; r < runs; ++r) {
     const auto t0 = Clock::now();
     pool.parallel_for(threads, 1, [&](std::int64_t begin, std::int64_t end) {
-      for (std::int64_t t = begin; t < end; ++t) sink[std::size_t(t)] = read_sum(buf + std::size_t(t) * part, part);
+      for (std::int64_t t = begin; t < end; ++t) sink[std::size_t(t)] = engine::stream_read_sum(buf + std::size_t(t) * part, part);
     });
     gbps.push_back(double(part) * threads / seconds_since(t0) / 1e9);
   }

@@ -51,14 +51,14 @@ std::uint64_t read_sum_scalar(const std::byte* p, std::size_t n) {
   return s[0] + s[1] + s[2] + s[3];
 }
 
-std::uint64_t read_sum(const std::byte* p, std::size_t n) {
+}  // namespace
+
+std::uint64_t stream_read_sum(const std::byte* p, std::size_t n) {
 #if defined(__x86_64__)
   if (__builtin_cpu_supports("avx2")) return read_sum_avx2(p, n);
 #endif
   return read_sum_scalar(p, n);
 }
-
-}  // namespace
 
 double measure_read_bandwidth_gbps(std::size_t bytes, int threads, int runs) {
   ThreadPool pool(threads);
@@ -76,7 +76,7 @@ double measure_read_bandwidth_gbps(std::size_t bytes, int threads, int runs) {
   for (int r = 0; r < runs; ++r) {
     const auto t0 = Clock::now();
     pool.parallel_for(n, 1, [&](std::int64_t b, std::int64_t e) {
-      for (std::int64_t t = b; t < e; ++t) sink[std::size_t(t)] = read_sum(buf.get() + std::size_t(t) * part, part);
+      for (std::int64_t t = b; t < e; ++t) sink[std::size_t(t)] = stream_read_sum(buf.get() + std::size_t(t) * part, part);
     });
     gbps.push_back(double(part) * n / std::chrono::duration<double>(Clock::now() - t0).count() / 1e9);
   }

@@ -2,8 +2,13 @@
 // pool: what `trilemma devices probe` records for `host`.
 #pragma once
 #include <cstddef>
+#include <cstdint>
 
 namespace trilemma::engine {
+
+// Sum of the 64-bit words of p[0, n) (n a multiple of 128, p 32-byte aligned): a streaming read
+// that keeps enough loads in flight to saturate DRAM (AVX2 where available).
+std::uint64_t stream_read_sum(const std::byte* p, std::size_t n);
 
 // Median GB/s of `runs` streaming reads over `bytes` (far larger than the last-level cache),
 // one contiguous part per thread.

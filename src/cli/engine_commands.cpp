@@ -61,6 +61,24 @@ Result<Source> resolve_source(const std::string& model, const std::string& synth
 }
 
 // KV-cache flags shared by run and eval.
+// Fills the model-source fields that GenerateOptions and EvalOptions share.
+template <class Options>
+Status set_source(Options& o, const std::string& model, const std::string& synthetic, const std::string& tokenizer,
+                  const std::string& weights) {
+  if (model.empty() == synthetic.empty())
+    return make_error(ErrorKind::usage, "--model", "", "give exactly one of --model or --synthetic");
+  TRILEMMA_TRY(src, resolve_source(model, synthetic));
+  o.model_path = src.path;
+  o.synthetic_shape = src.shape;
+  o.synthetic_name = src.name;
+  if (!tokenizer.empty()) o.tokenizer_path = tokenizer;
+  if (!weights.empty()) {
+    TRILEMMA_TRY(w, engine_weights(weights));
+    o.weights = w;
+  }
+  return Ok{};
+}
+
 struct KvFlags {
   std::string format = "f32", strategy = "contiguous";
   int window = 0, sinks = 0, page_size = 16;
@@ -104,22 +122,10 @@ struct RunFlags {
 };
 
 int run_generate(const RunFlags& f) {
-  if (f.model.empty() == f.synthetic.empty())
-    return report_error(make_error(ErrorKind::usage, "--model", "", "give exactly one of --model or --synthetic"));
+  engine::GenerateOptions o;
+  if (auto s = set_source(o, f.model, f.synthetic, f.tokenizer, f.weights); !s.ok()) return report_error(s.error());
   if (f.steps < 0 || f.threads < 0 || f.temperature < 0 || !(f.top_p > 0 && f.top_p <= 1))
     return report_error(make_error(ErrorKind::usage, "", "", "--steps, --threads, --temperature must be >= 0 and --top-p in (0, 1]"));
-  auto src = resolve_source(f.model, f.synthetic);
-  if (!src.ok()) return report_error(src.error());
-  engine::GenerateOptions o;
-  o.model_path = src->path;
-  o.synthetic_shape = src->shape;
-  o.synthetic_name = src->name;
-  if (!f.tokenizer.empty()) o.tokenizer_path = f.tokenizer;
-  if (!f.weights.empty()) {
-    auto w = engine_weights(f.weights);
-    if (!w.ok()) return report_error(w.error());
-    o.weights = *w;
-  }
   o.threads = f.threads;
   o.prompt = f.prompt;
   o.steps = f.steps;
@@ -259,22 +265,10 @@ struct EvalFlags {
 };
 
 int run_eval(const EvalFlags& f) {
-  if (f.model.empty() == f.synthetic.empty())
-    return report_error(make_error(ErrorKind::usage, "--model", "", "give exactly one of --model or --synthetic"));
+  engine::EvalOptions o;
+  if (auto s = set_source(o, f.model, f.synthetic, f.tokenizer, f.weights); !s.ok()) return report_error(s.error());
   if (f.text.empty()) return report_error(make_error(ErrorKind::usage, "--text", "", "required"));
   if (f.context < 2 || f.max_chunks < 0) return report_error(make_error(ErrorKind::usage, "--context", "", "must be >= 2"));
-  auto src = resolve_source(f.model, f.synthetic);
-  if (!src.ok()) return report_error(src.error());
-  engine::EvalOptions o;
-  o.model_path = src->path;
-  o.synthetic_shape = src->shape;
-  o.synthetic_name = src->name;
-  if (!f.tokenizer.empty()) o.tokenizer_path = f.tokenizer;
-  if (!f.weights.empty()) {
-    auto w = engine_weights(f.weights);
-    if (!w.ok()) return report_error(w.error());
-    o.weights = *w;
-  }
   auto kv = f.kv.options();
   if (!kv.ok()) return report_error(kv.error());
   o.kv = *kv;
