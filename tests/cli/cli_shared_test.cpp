@@ -3,6 +3,8 @@
 // verify with calibration against a throwaway host profile.
 #include <catch2/catch.hpp>
 
+#include "run_binary.hpp"
+
 #include <sys/wait.h>
 
 #include <array>
@@ -14,22 +16,9 @@
 
 namespace {
 
-struct Run {
-  int code = -1;
-  std::string out;
-};
+using trilemma::testing::Run;
 
-Run run(const std::string& args) {
-  const std::string cmd = std::string(TRILEMMA_BINARY) + " " + args + " 2>/dev/null";
-  Run r;
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  std::array<char, 4096> buf{};
-  while (std::size_t n = fread(buf.data(), 1, buf.size(), p)) r.out.append(buf.data(), n);
-  const int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+Run run(const std::string& args) { return trilemma::testing::run_trilemma(args); }
 
 const std::string k_model = trilemma::testing::shared_file("models/stories260K.bin").string();
 const std::string k_tok = trilemma::testing::shared_file("models/tok512.bin").string();

@@ -2,6 +2,8 @@
 // classes, exit codes, and bad input. TRILEMMA_UPDATE_GOLDEN=1 rewrites the golden files.
 #include <catch2/catch.hpp>
 
+#include "run_binary.hpp"
+
 #include <sys/wait.h>
 
 #include <array>
@@ -13,23 +15,11 @@
 
 namespace {
 
-struct Run {
-  int code = -1;
-  std::string out;
-};
+using trilemma::testing::Run;
 
 // Runs the binary with `args`; stderr is merged into the output when `with_stderr`.
-Run run(const std::string& args, bool with_stderr = false) {
-  const std::string cmd = std::string(TRILEMMA_BINARY) + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
-  Run r;
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  std::array<char, 4096> buf{};
-  while (std::size_t n = fread(buf.data(), 1, buf.size(), p)) r.out.append(buf.data(), n);
-  const int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+// Runs the binary with `args`; stderr is merged into the output when `with_stderr`.
+Run run(const std::string& args, bool with_stderr = false) { return trilemma::testing::run_trilemma(args, with_stderr); }
 
 std::filesystem::path golden(const std::string& name) {
   return std::filesystem::path(TRILEMMA_SOURCE_DIR) / "tests/cli/golden" / name;

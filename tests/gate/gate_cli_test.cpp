@@ -2,6 +2,8 @@
 // laptop and a fixture host profile via TRILEMMA_HOST_PROFILE, two models, one failing) against
 // golden reports, exit codes as documented, and bad input. TRILEMMA_UPDATE_GOLDEN=1 rewrites.
 #include <catch2/catch.hpp>
+
+#include "run_binary.hpp"
 #include <nlohmann/json.hpp>
 
 #include <sys/wait.h>
@@ -17,10 +19,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Run {
-  int code = -1;
-  std::string out;
-};
+using trilemma::testing::Run;
 
 const fs::path k_fixtures = fs::path(TRILEMMA_SOURCE_DIR) / "tests/gate/fixtures";
 
@@ -36,16 +35,8 @@ fs::path workdir() {
 
 Run run(const std::string& args, bool with_stderr = false) {
   const auto dir = workdir();
-  const std::string cmd = "cd " + dir.string() + " && TRILEMMA_HOST_PROFILE=" + (dir / "ci-host.yaml").string() + " " +
-                          TRILEMMA_BINARY + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
-  Run r;
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  std::array<char, 4096> buf{};
-  while (std::size_t n = fread(buf.data(), 1, buf.size(), p)) r.out.append(buf.data(), n);
-  const int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  return trilemma::testing::run_trilemma(
+      args, with_stderr, "cd " + dir.string() + " && TRILEMMA_HOST_PROFILE=" + (dir / "ci-host.yaml").string() + " ");
 }
 
 std::string read(const fs::path& path) {

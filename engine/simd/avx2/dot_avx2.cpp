@@ -10,17 +10,13 @@
 #include "engine/quant/fp16.hpp"
 #include "engine/quant/kernels.hpp"
 
+#include "engine/simd/avx2/avx2_common.hpp"
+
 namespace trilemma::engine {
 namespace {
 
-float hsum(__m256 v) {
-  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  s = _mm_add_ss(s, _mm_movehdup_ps(s));
-  return _mm_cvtss_f32(s);
-}
-
-float fp16(std::uint16_t h) { return _cvtsh_ss(h); }
+using avx2::fp16;
+using avx2::hsum;
 
 // Signed int8 x signed int8, 32 lanes, summed to 8 int32 lanes (ggml's mul_sum_i8_pairs).
 __m256i dot_i8(__m256i x, __m256i y) {

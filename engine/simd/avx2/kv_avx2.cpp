@@ -17,17 +17,13 @@
 #include "engine/kv/kv_format.hpp"
 #include "engine/quant/blocks.hpp"
 
+#include "engine/simd/avx2/avx2_common.hpp"
+
 namespace trilemma::engine {
 namespace {
 
-float hsum(__m256 v) {
-  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  s = _mm_add_ss(s, _mm_movehdup_ps(s));
-  return _mm_cvtss_f32(s);
-}
-
-float fp16(std::uint16_t h) { return _cvtsh_ss(h); }
+using avx2::fp16;
+using avx2::hsum;
 
 // 8 signed bytes -> 8 floats.
 __m256 cvt8(__m128i bytes) { return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(bytes)); }
