@@ -17,7 +17,23 @@ namespace {
 
 using nlohmann::json;
 
+json fractions_json(const std::vector<std::pair<std::string, double>>& table) {
+  json out = json::object();
+  for (const auto& [key, value] : table) out[key] = value;
+  return out;
+}
+
+json optional_json(const std::optional<double>& v) { return v ? json(*v) : json(); }
+
 json device_json(const devices::Device& d) {
+  json calibration;  // null unless verify --calibrate fitted this profile
+  if (d.calibration) {
+    const auto& c = *d.calibration;
+    calibration = {{"fitted_on", c.fitted_on}, {"bandwidth_fraction", fractions_json(c.bandwidth_fraction)},
+                   {"compute_fraction", fractions_json(c.compute_fraction_by_format)},
+                   {"attention_fraction", fractions_json(c.attention_fraction)}, {"overhead_ms", optional_json(c.overhead_ms)},
+                   {"runtime_mib", optional_json(c.runtime_mib)}, {"scratch_fraction", optional_json(c.scratch_fraction)}};
+  }
   json clusters = json::array();
   for (const auto& c : d.clusters)
     clusters.push_back({{"kind", c.kind}, {"cores", c.cores}, {"core", c.core}, {"clock_ghz", c.clock_ghz},
@@ -32,7 +48,9 @@ json device_json(const devices::Device& d) {
           {"cpu_peak_gflops", d.cpu_peak_gflops()}, {"features", d.cpu_features}, {"backends", d.backends},
           {"gpu", d.gpu_name}, {"gpu_fp32_tflops", d.gpu_fp32_tflops ? json(*d.gpu_fp32_tflops) : json()},
           {"npu_int8_tops", d.npu_int8_tops ? json(*d.npu_int8_tops) : json()}, {"origin", d.origin},
-          {"sources", sources}, {"notes", d.notes}};
+          {"sources", sources}, {"notes", d.notes},
+          {"measured_compute_gflops", optional_json(d.measured_compute_gflops)},
+          {"measured_int8_gflops", optional_json(d.measured_int8_gflops)}, {"calibration", calibration}};
 }
 
 int list(bool as_json) {

@@ -1,6 +1,7 @@
 // `trilemma verify`: predicted versus measured, figure by figure, on this machine.
 //   verify (--plan plan.json | --model M [--weights W] [--threads N]) [--model-file F [--tokenizer T]]
 //          [--grid] [--calibrate] [--runs N] [--tol-decode F] [--tol-ttft F] [--tol-memory F] [--json]
+//          [--replay REPORT.json] [--out FILE]
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
@@ -8,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <thread>
 
 #include "cli/commands.hpp"
@@ -26,7 +28,7 @@ namespace {
 using nlohmann::json;
 
 struct VerifyFlags {
-  std::string plan, model, model_file, tokenizer, weights, device = "host", out;
+  std::string plan, model, model_file, tokenizer, weights, device = "host", out, replay, eval_text;
   int threads = 0, runs = 3;
   std::vector<std::uint32_t> contexts = {512, 2048};
   std::uint32_t prompt_tokens = 64, decode_tokens = 32;
@@ -73,6 +75,8 @@ Result<TensorType> engine_type_of(WeightFormat f) {
                                                 "int2); plan with --weights q4_0 (or another) to verify");
 }
 
+json spread_json(const verify::Spread& s) { return {{"median", s.median}, {"min", s.min}, {"max", s.max}}; }
+
 json point_json(const verify::PointReport& r) {
   json checks = json::array();
   for (const auto& c : r.checks)
@@ -84,9 +88,15 @@ json point_json(const verify::PointReport& r) {
           {"model", r.point.model_file ? r.point.model_file->string() : r.point.model_id},
           {"synthetic", m.synthetic}, {"kernels", m.kernels}, {"runs", m.runs},
           {"prompt_tokens", m.prompt_tokens}, {"decode_tokens", m.decode_tokens},
-          {"measured", {{"decode_tok_s", {{"median", m.decode_tok_s.median}, {"min", m.decode_tok_s.min}, {"max", m.decode_tok_s.max}}},
-                        {"ttft_ms", {{"median", m.ttft_ms.median}, {"min", m.ttft_ms.min}, {"max", m.ttft_ms.max}}},
-                        {"peak_rss_bytes", m.peak_rss_bytes}, {"weight_bytes", m.weight_bytes}}},
+          {"draft_engine_weights", r.point.config.speculative.kind == DraftKind::self || r.point.config.speculative.kind == DraftKind::model
+                                       ? json(std::string(info(r.point.draft_engine_weights).name)) : json()},
+          {"measured", {{"decode_tok_s", spread_json(m.decode_tok_s)}, {"ttft_ms", spread_json(m.ttft_ms)},
+                        {"prefill_tok_s", spread_json(m.prefill_tok_s)}, {"peak_rss_bytes", m.peak_rss_bytes},
+                        {"weight_bytes", m.weight_bytes}, {"kv_bytes", m.kv_bytes}, {"acceptance", m.acceptance},
+                        {"weights", m.weights}}},
+          {"accuracy", {{"kl_predicted", r.predicted.accuracy.kld.mid},
+                        {"kl_measured", m.kl_mean ? json(*m.kl_mean) : json()},
+                        {"top1_measured", m.top1 ? json(*m.top1) : json()}}},
           {"checks", checks}, {"pass", r.pass()}};
 }
 
@@ -100,6 +110,9 @@ void print_point(const verify::PointReport& r) {
               << pad(bytes ? gib(c.measured, 3) : fixed(c.measured, 2), 14) << pad(fixed(100 * c.rel_error, 1) + "%", 10)
               << "+-" << fixed(100 * c.tolerance, 0) << "%  " << (c.pass ? "ok" : "OUT") << "\n";
   }
+  if (r.measured.kl_mean)  // accuracy: reported beside the model's estimate, not a pass/fail figure
+    std::cout << "  " << pad("kl_divergence", 20) << pad(fixed(r.predicted.accuracy.kld.mid, 4), 14)
+              << pad(fixed(*r.measured.kl_mean, 4), 14) << "top-1 " << fixed(100 * r.measured.top1.value_or(0), 1) << "%\n";
 }
 
 int run_verify(VerifyFlags f) {
@@ -123,6 +136,9 @@ int run_verify(VerifyFlags f) {
     weights = weight_format_from_name(f.weights);
     if (!weights) return report_error(make_error(ErrorKind::usage, "--weights", "", "unknown weight format '" + f.weights + "'"));
   }
+  if (!f.eval_text.empty() && f.model_file.empty())
+    return report_error(make_error(ErrorKind::usage, "--eval-text", "",
+                                   "needs --model-file: synthetic weights say nothing about accuracy"));
   auto model = models::resolve_model(model_id);
   if (!model.ok()) return report_error(model.error());
   if (!f.model_file.empty()) {
@@ -182,10 +198,25 @@ int run_verify(VerifyFlags f) {
     if (auto s = add_point(weights.value_or(WeightFormat::q4_0), f.prompt_tokens, base); !s.ok()) return report_error(s.error());
   }
 
-  char exe[4096];
-  const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (n <= 0) return report_error(make_error(ErrorKind::io, "/proc/self/exe", "", "cannot locate the trilemma binary"));
-  verify::EngineSource source(std::string(exe, std::size_t(n)), f.runs);
+  // Measurements: the engine in a child process per point, or an earlier report replayed.
+  std::unique_ptr<verify::MeasurementSource> source;
+  if (!f.replay.empty()) {
+    auto text = io::read_text_file(f.replay);
+    if (!text.ok()) return report_error(text.error());
+    json report = json::parse(*text, nullptr, false);
+    if (report.is_discarded() || report.value("schema", "") != "trilemma.verify")
+      return report_error(make_error(ErrorKind::input, f.replay, "schema", "not a verify JSON report (verify --out FILE)"));
+    if (report.value("schema_version", 0) != 1)
+      return report_error(make_error(ErrorKind::input, f.replay, "schema_version", "unsupported verify report version"));
+    source = std::make_unique<verify::ReplaySource>(std::move(report), f.replay);
+  } else {
+    char exe[4096];
+    const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) return report_error(make_error(ErrorKind::io, "/proc/self/exe", "", "cannot locate the trilemma binary"));
+    std::optional<std::filesystem::path> eval_text;
+    if (!f.eval_text.empty()) eval_text = f.eval_text;
+    source = std::make_unique<verify::EngineSource>(std::string(exe, std::size_t(n)), f.runs, eval_text);
+  }
   const bool tty = isatty(STDERR_FILENO);
   std::vector<verify::PointReport> reports;
   for (std::size_t i = 0; i < points.size(); ++i) {
@@ -193,13 +224,14 @@ int run_verify(VerifyFlags f) {
     const std::string label = "[" + std::to_string(i + 1) + "/" + std::to_string(points.size()) + "] " +
                               std::string(info(p.engine_weights).name) + ", " + std::to_string(p.prompt_tokens) +
                               "-token prompt, " + std::to_string(f.runs + 1) + " runs";
-    if (tty) {
+    if (!f.replay.empty()) {
+    } else if (tty) {
       const int done = int(20 * i / points.size());
       std::cerr << "\r[" << std::string(done, '#') << std::string(20 - done, '.') << "] " << label << std::flush;
     } else {
       std::cerr << "verify: " << label << "\n";
     }
-    auto m = source.measure(p);
+    auto m = source->measure(p);
     if (!m.ok()) return report_error(m.error());
     verify::PointReport r;
     r.point = p;
@@ -218,7 +250,7 @@ int run_verify(VerifyFlags f) {
                      std::to_string(reports.size()) + " points, formats:";
     for (const auto& r : reports) on += " " + std::string(info(r.point.engine_weights).name);
     on += ", unix time " + when;
-    host->calibration = verify::calibrate(reports, *host, on);
+    host->calibration = verify::calibrate(*model, reports, *host, on);
     for (auto r : reports) {
       r.predicted = verify::predict(*model, *host, r.point, r.measured.prompt_tokens, r.measured.acceptance);
       r.checks = verify::compare(r.predicted, r.measured, f.tol);
@@ -278,6 +310,11 @@ void add_verify_command(CLI::App& app, Handler& handler) {
   cmd->add_flag("--grid", f.grid, "weights f16/q8_0/q4_0 x KV f16/q8_0/q4_0 x contexts x speculative off/self");
   cmd->add_option("--contexts", f.contexts, "grid contexts (prompt + decode tokens)")->delimiter(',')->capture_default_str();
   cmd->add_flag("--calibrate", f.calibrate, "fit the host's derating factors and write them to its profile");
+  cmd->add_option("--eval-text", f.eval_text,
+                  "with --model-file: also measure KL divergence and top-1 vs full precision on this text, per weights x KV")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--replay", f.replay, "measurements from an earlier report (verify --out FILE) instead of running the engine")
+      ->check(CLI::ExistingFile);
   cmd->add_option("--out", f.out, "also write the JSON report here");
   cmd->add_flag("--json", f.as_json, "JSON report (docs/json-schemas.md#verify)");
   cmd->callback([&] { handler = [] { return run_verify(f); }; });

@@ -31,6 +31,7 @@ struct Calibration {
   std::optional<double> overhead_ms;     // fixed per-token overhead
   std::optional<double> runtime_mib;     // resident memory besides weights, KV and scratch
   std::optional<double> scratch_fraction;  // measured scratch / the compute-buffer model
+  std::vector<std::pair<std::string, double>> attention_fraction;  // KV format -> fraction of f32 compute
 };
 
 struct Device {

@@ -76,6 +76,7 @@ void read_calibration(io::FieldReader c, Device& d) {
   };
   fractions("bandwidth_fraction", cal.bandwidth_fraction);
   fractions("compute_fraction", cal.compute_fraction_by_format);
+  fractions("attention_fraction", cal.attention_fraction);
   cal.overhead_ms = c.optional_number("overhead_ms");
   cal.runtime_mib = c.optional_number("runtime_mib");
   cal.scratch_fraction = c.optional_number("scratch_fraction");
@@ -177,16 +178,15 @@ std::string device_to_yaml(const Device& d) {
     const auto& c = *d.calibration;
     out << YAML::Key << "calibration" << YAML::Value << YAML::BeginMap;
     out << YAML::Key << "fitted_on" << YAML::Value << c.fitted_on;
-    if (!c.bandwidth_fraction.empty()) {
-      out << YAML::Key << "bandwidth_fraction" << YAML::Value << YAML::BeginMap;
-      for (const auto& [k, v] : c.bandwidth_fraction) out << YAML::Key << k << YAML::Value << v;
+    const auto fractions = [&](const char* key, const std::vector<std::pair<std::string, double>>& table) {
+      if (table.empty()) return;
+      out << YAML::Key << key << YAML::Value << YAML::BeginMap;
+      for (const auto& [k, v] : table) out << YAML::Key << k << YAML::Value << v;
       out << YAML::EndMap;
-    }
-    if (!c.compute_fraction_by_format.empty()) {
-      out << YAML::Key << "compute_fraction" << YAML::Value << YAML::BeginMap;
-      for (const auto& [k, v] : c.compute_fraction_by_format) out << YAML::Key << k << YAML::Value << v;
-      out << YAML::EndMap;
-    }
+    };
+    fractions("bandwidth_fraction", c.bandwidth_fraction);
+    fractions("compute_fraction", c.compute_fraction_by_format);
+    fractions("attention_fraction", c.attention_fraction);
     if (c.overhead_ms) out << YAML::Key << "overhead_ms" << YAML::Value << *c.overhead_ms;
     if (c.runtime_mib) out << YAML::Key << "runtime_mib" << YAML::Value << *c.runtime_mib;
     if (c.scratch_fraction) out << YAML::Key << "scratch_fraction" << YAML::Value << *c.scratch_fraction;

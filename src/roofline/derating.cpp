@@ -26,7 +26,7 @@ const YAML::Node& table(std::string_view path) {
 }
 
 Range range_of(const YAML::Node& n, Range fallback) {
-  if (!n.IsMap()) return fallback;
+  if (!n.IsDefined() || !n.IsMap()) return fallback;
   return {n["low"].as<double>(fallback.low), n["mid"].as<double>(fallback.mid), n["high"].as<double>(fallback.high)};
 }
 
@@ -70,6 +70,15 @@ Derating derating_for(const devices::Device& d, const std::string& backend, cons
     if (c.runtime_mib) out.runtime_bytes = *c.runtime_mib * 1048576.0;
     if (c.scratch_fraction) out.scratch_fraction = *c.scratch_fraction;
   }
+  return out;
+}
+
+Range attention_fraction_for(const devices::Device& d, const std::string& backend, const std::string& kv_format) {
+  const YAML::Node row = table("devices/derating.yaml")["backends"][backend];
+  Range out = range_of(row["attention_fraction"], range_of(row["compute_fraction"], {0.25, 0.4, 0.55}));
+  if (d.calibration)
+    for (const auto& [format, value] : d.calibration->attention_fraction)
+      if (format == kv_format) out = Range::exact(value);
   return out;
 }
 

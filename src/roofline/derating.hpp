@@ -20,6 +20,11 @@ struct Derating {
 // `weights` is the weight format name; calibrations may hold a fraction per format.
 Derating derating_for(const devices::Device& device, const std::string& backend, const std::string& weights);
 
+// Attention over a KV cache of `kv_format` (f16, q8_0, ...): the fraction of the f32 compute
+// peak it reaches. devices/derating.yaml's `attention_fraction` per backend (else the backend's
+// compute fraction), replaced by a calibration's value for that KV format.
+Range attention_fraction_for(const devices::Device& device, const std::string& backend, const std::string& kv_format);
+
 struct OffloadTier {
   std::string name;
   double read_gbps = 0;

@@ -14,10 +14,18 @@ namespace {
 constexpr double k_gib = 1073741824.0;
 constexpr std::uint32_t k_ubatch = 512;  // llama.cpp's default n_ubatch
 
-// FLOPs of one token at `position`: 2 per weight multiply-add, plus QK^T and AV over the
-// positions attended (2 x 2 x q_dim per position per layer).
-double flops_per_token(const ModelShape& s, double active_params, double attended_positions) {
-  return 2.0 * active_params + 4.0 * s.layers * double(s.q_dim()) * attended_positions;
+// FLOPs of one token: 2 per weight multiply-add (matmul), and QK^T and AV over the positions
+// attended (2 x 2 x q_dim per position per layer).
+double matmul_flops(double active_params) { return 2.0 * active_params; }
+double attention_flops(const ModelShape& s, double attended_positions) {
+  return 4.0 * s.layers * double(s.q_dim()) * attended_positions;
+}
+
+// One token's forward pass, or a batch of `tokens` over the same weights (prefill, a
+// speculative verify pass): weights are read once, FLOPs scale with the tokens.
+roofline::StepCost pass_cost(const ModelShape& s, double weight_bytes, double active_params, double kv_bytes,
+                             double attended_positions, double tokens) {
+  return {weight_bytes, tokens * matmul_flops(active_params), kv_bytes, tokens * attention_flops(s, attended_positions)};
 }
 
 // Quantized weights take the int8 dot path on CPUs (activations quantized to 8-bit blocks).
@@ -77,6 +85,13 @@ const memory::WeightBytes& PreparedModel::bytes(WeightFormat f) const {
   // A GGUF file's real bytes stand for the format its bulk tensors are stored in.
   if (stored && model && info(f).bulk == tensor_type_from_name(model->stored_format)) return *stored;
   return weights[static_cast<std::size_t>(f)];
+}
+
+Range PreparedDevice::attention_fraction(const std::string& backend, TensorType kv) const {
+  for (const auto& [key, value] : m_attention)
+    if (key.first == backend && key.second == kv) return value;
+  m_attention.push_back({{backend, kv}, roofline::attention_fraction_for(*device, backend, std::string(info(kv).name))});
+  return m_attention.back().second;
 }
 
 PreparedDevice PreparedDevice::prepare(const devices::Device& d) {
@@ -144,87 +159,117 @@ Estimate estimate(const PreparedModel& pm, const PreparedDevice& pd, const Deplo
   const double kv_read_slow = kv_read - kv_read_fast;
   const double attended = c.kv_strategy == KvStrategy::sliding ? std::min<double>(c.context, c.window + c.sinks)
                                                                 : double(c.context);
-  roofline::StepCost decode{w.per_token + kv_read_fast, flops_per_token(s, pm.active_params, attended)};
-  const double peak_compute = compute_gflops(d, c.backend, c.threads, c.weights);
-  auto machine = [&](double bw_fraction, double compute_fraction) {
-    return roofline::Machine{d.peak_bandwidth_gbps * bw_fraction, peak_compute * compute_fraction, derate.overhead_ms};
+  const roofline::StepCost decode = pass_cost(s, w.per_token, pm.active_params, kv_read_fast, attended, 1);
+  // Machines at the low / mid / high derating of a weight format; attention's rate depends on
+  // the KV format and runs on f32 arithmetic whatever the weights are.
+  const Range attention = pd.attention_fraction(c.backend, c.kv_type);
+  const double attention_peak = compute_gflops(d, c.backend, c.threads, WeightFormat::f32);
+  struct Machines {
+    roofline::Machine low, mid, high;
   };
+  auto machines = [&](WeightFormat f) {
+    const auto& dr = pd.derating(c.backend, f);
+    const double peak = compute_gflops(d, c.backend, c.threads, f);
+    auto at = [&](double bw, double comp, double att) {
+      return roofline::Machine{d.peak_bandwidth_gbps * bw, peak * comp, dr.overhead_ms, attention_peak * att};
+    };
+    return Machines{at(dr.bandwidth_fraction.low, dr.compute_fraction.low, attention.low),
+                    at(dr.bandwidth_fraction.mid, dr.compute_fraction.mid, attention.mid),
+                    at(dr.bandwidth_fraction.high, dr.compute_fraction.high, attention.high)};
+  };
+  const Machines target = machines(c.weights);
+  const auto& lo = target.low;
+  const auto& mid = target.mid;
+  const auto& hi = target.high;
   const double slow_ms = kv_read_slow / (pd.offload.read_gbps * 1e9) * 1e3;
   auto& l = e.latency;
-  l.bytes_per_token = decode.bytes + kv_read_slow;
-  l.flops_per_token = decode.flops;
-  const auto lo = machine(derate.bandwidth_fraction.low, derate.compute_fraction.low);
-  const auto mid = machine(derate.bandwidth_fraction.mid, derate.compute_fraction.mid);
-  const auto hi = machine(derate.bandwidth_fraction.high, derate.compute_fraction.high);
+  l.bytes_per_token = decode.bytes + decode.attention_bytes + kv_read_slow;
+  l.flops_per_token = decode.flops + decode.attention_flops;
   l.effective_bandwidth_gbps = mid.bandwidth_gbps;
   l.effective_compute_gflops = mid.compute_gflops;
   auto decode_ms = [&](const roofline::Machine& mc, std::string* bound) { return roofline::step_ms(decode, mc, bound) + slow_ms; };
   double ms_lo = decode_ms(lo, nullptr), ms_mid = decode_ms(mid, &l.bound), ms_hi = decode_ms(hi, nullptr);
 
+  // Prefill: ceil(P / ubatch) passes each stream the weights; the prompt's attention covers on
+  // average half of it; the KV of the prompt is written once.
   const double prompt = std::min(c.prompt, c.context);
   const double passes = std::ceil(prompt / k_ubatch);
-  roofline::StepCost prefill{passes * w.total, prompt * flops_per_token(s, pm.active_params, prompt / 2)};
-  auto prefill_ms = [&](const roofline::Machine& mc) { return roofline::step_ms(prefill, mc) + passes * mc.overhead_ms; };
-  l.ttft_ms = {prefill_ms(hi), prefill_ms(mid), prefill_ms(lo)};
-  l.prefill_flops = prefill.flops;
+  auto prefill_cost = [&](const ModelShape& shape, double weight_total, double params, double kv_bytes) {
+    roofline::StepCost cost = pass_cost(shape, passes * weight_total, params, kv_bytes, prompt / 2, prompt);
+    return cost;
+  };
+  const roofline::StepCost prefill = prefill_cost(s, w.total, pm.active_params, memory::kv_bytes(s, c, c.prompt) * resident);
+  auto prefill_ms = [&](const roofline::StepCost& cost, const roofline::Machine& mc) {
+    return roofline::step_ms(cost, mc) + (passes - 1) * mc.overhead_ms;
+  };
+  l.ttft_ms = {prefill_ms(prefill, hi), prefill_ms(prefill, mid), prefill_ms(prefill, lo)};
+  l.prefill_flops = prefill.flops + prefill.attention_flops;
 
-  // Speculative decoding: g draft steps plus one target pass over g+1 tokens per round.
+  // Speculative decoding: a round is g draft steps plus one target pass over g + 1 tokens.
   if (c.speculative.on()) {
     auto prior = acceptance_prior(c);
-    if (c.speculative.measured_acceptance > 0) {
+    const bool measured = c.speculative.measured_acceptance > 0;
+    if (measured) {
       prior.rate = Range::exact(c.speculative.measured_acceptance);
-      prior.basis = "measured by verify";
+      prior.basis = "measured by verify (accepted / drafted)";
     }
     if (with_basis) e.basis.push_back("acceptance prior " + std::to_string(prior.rate.mid).substr(0, 4) + ": " + prior.basis);
     const unsigned g = c.speculative.draft_len;
-    roofline::StepCost draft_step;
+    roofline::StepCost draft_step, draft_prefill;
+    Machines draft_machines = target;
     double draft_memory = 0;
     DeploymentConfig draft_cfg = c;
     draft_cfg.speculative = {};
     if (c.speculative.kind == DraftKind::model && draft) {
       const auto& dw = draft->bytes(c.speculative.draft_weights);
       const auto& ds = draft->model->shape;
-      draft_step = {dw.per_token + memory::kv_read_bytes(ds, draft_cfg, c.context),
-                    flops_per_token(ds, draft->active_params, attended)};
+      draft_machines = machines(c.speculative.draft_weights);
+      draft_step = pass_cost(ds, dw.per_token, draft->active_params, memory::kv_read_bytes(ds, draft_cfg, c.context), attended, 1);
+      draft_prefill = prefill_cost(ds, dw.total, draft->active_params, memory::kv_bytes(ds, draft_cfg, c.prompt));
       draft_memory = dw.total + memory::kv_bytes(ds, draft_cfg, c.context) +
                      memory::scratch_bytes(ds, std::min(k_ubatch, c.prompt), c.context, flash_attention);
     } else if (c.speculative.kind == DraftKind::self) {
       const auto& dw = pm.bytes(c.speculative.draft_weights);
-      draft_step = {dw.per_token + kv_read_fast, decode.flops};
+      draft_machines = machines(c.speculative.draft_weights);
+      draft_step = pass_cost(s, dw.per_token, pm.active_params, kv_read_fast, attended, 1);
+      draft_prefill = prefill_cost(s, dw.total, pm.active_params, prefill.attention_bytes);
       // The draft keeps its own KV: its keys and values differ from the target's.
       draft_memory = dw.total + m.kv_bytes;
     } else if (c.speculative.kind == DraftKind::layers) {
+      // The first layers and the classifier; the prompt's KV of those layers is the target's.
       const double share = double(c.speculative.draft_layers) / s.layers;
       const double head = double(s.vocab) * s.hidden * bits_per_element(info(c.weights).output) / 8.0;
-      draft_step = {(w.per_token - head) * share + head + kv_read_fast * share, decode.flops * share};
+      draft_step = {(w.per_token - head) * share + head, decode.flops * share, kv_read_fast * share, decode.attention_flops * share};
       draft_memory = 0;  // shares the target's weights and its first layers' KV
     }
     m.draft_bytes = draft_memory;
-    roofline::StepCost verify_pass{decode.bytes, decode.flops * (g + 1)};
-    auto spec_ms_per_token = [&](const roofline::Machine& mc, double a) {
-      const double round = g * roofline::step_ms(draft_step, mc) + roofline::step_ms(verify_pass, mc) + slow_ms;
-      return round / roofline::tokens_per_pass(a, g);
+    const roofline::StepCost verify_pass = pass_cost(s, w.per_token, pm.active_params, kv_read_fast, attended, g + 1);
+    const double tokens_mid = measured ? roofline::tokens_per_pass_measured(prior.rate.mid, g) : roofline::tokens_per_pass(prior.rate.mid, g);
+    auto round_ms = [&](const roofline::Machine& draft_mc, const roofline::Machine& mc) {
+      return g * roofline::step_ms(draft_step, draft_mc) + roofline::step_ms(verify_pass, mc) + slow_ms;
+    };
+    auto spec_ms_per_token = [&](const roofline::Machine& draft_mc, const roofline::Machine& mc, double a) {
+      const double tokens = measured ? roofline::tokens_per_pass_measured(a, g) : roofline::tokens_per_pass(a, g);
+      return round_ms(draft_mc, mc) / tokens;
     };
     const double target_ms = ms_mid;
     l.acceptance = prior.rate.mid;
-    l.tokens_per_pass = roofline::tokens_per_pass(prior.rate.mid, g);
-    l.draft_cost_ratio = roofline::step_ms(draft_step, mid) / (target_ms - slow_ms);
-    ms_lo = spec_ms_per_token(lo, prior.rate.low);
-    ms_mid = spec_ms_per_token(mid, prior.rate.mid);
-    ms_hi = spec_ms_per_token(hi, prior.rate.high);
+    l.tokens_per_pass = tokens_mid;
+    l.draft_cost_ratio = roofline::step_ms(draft_step, draft_machines.mid) / (target_ms - slow_ms);
+    ms_lo = spec_ms_per_token(draft_machines.low, lo, prior.rate.low);
+    ms_mid = spec_ms_per_token(draft_machines.mid, mid, prior.rate.mid);
+    ms_hi = spec_ms_per_token(draft_machines.high, hi, prior.rate.high);
     l.speedup = target_ms / ms_mid;
-    // Both models prefill the prompt.
+    // Both models prefill the prompt (a layer-skip draft reuses the target's KV), and the first
+    // token comes out of the first round: the prompt's last token is verified with the drafts.
     if (c.speculative.kind != DraftKind::layers) {
-      const auto& dshape = (c.speculative.kind == DraftKind::model && draft) ? draft->model->shape : s;
-      const double dparams = (c.speculative.kind == DraftKind::model && draft) ? draft->active_params : pm.active_params;
-      const double dtotal = c.speculative.kind == DraftKind::model && draft
-                                ? draft->bytes(c.speculative.draft_weights).total
-                                : pm.bytes(c.speculative.draft_weights).total;
-      roofline::StepCost draft_prefill{passes * dtotal, prompt * flops_per_token(dshape, dparams, prompt / 2)};
-      l.ttft_ms.low += roofline::step_ms(draft_prefill, hi);
-      l.ttft_ms.mid += roofline::step_ms(draft_prefill, mid);
-      l.ttft_ms.high += roofline::step_ms(draft_prefill, lo);
+      l.ttft_ms.low += prefill_ms(draft_prefill, draft_machines.high);
+      l.ttft_ms.mid += prefill_ms(draft_prefill, draft_machines.mid);
+      l.ttft_ms.high += prefill_ms(draft_prefill, draft_machines.low);
     }
+    l.ttft_ms.low += round_ms(draft_machines.high, hi);
+    l.ttft_ms.mid += round_ms(draft_machines.mid, mid);
+    l.ttft_ms.high += round_ms(draft_machines.low, lo);
   }
   l.decode_tok_s = {1000.0 / ms_lo, 1000.0 / ms_mid, 1000.0 / ms_hi};
   l.prefill_tok_s = {prompt / l.ttft_ms.high * 1000.0, prompt / l.ttft_ms.mid * 1000.0, prompt / l.ttft_ms.low * 1000.0};

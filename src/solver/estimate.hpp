@@ -34,9 +34,12 @@ struct PreparedDevice {
   static PreparedDevice prepare(const devices::Device& device);
   // Derating per (backend, weight format), looked up once: the tables are YAML.
   const roofline::Derating& derating(const std::string& backend, WeightFormat weights) const;
+  // Attention's fraction of the f32 compute peak per (backend, KV format), looked up once.
+  Range attention_fraction(const std::string& backend, TensorType kv) const;
 
  private:
   mutable std::deque<std::pair<std::pair<std::string, WeightFormat>, roofline::Derating>> m_derating;  // stable refs
+  mutable std::vector<std::pair<std::pair<std::string, TensorType>, Range>> m_attention;
 };
 
 // Acceptance-rate prior for a draft source, with its basis.

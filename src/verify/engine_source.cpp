@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <iterator>
 
 #include "verify/measurement.hpp"
 
@@ -46,22 +47,24 @@ Spread spread_of(std::vector<double> v) {
 Result<Measurement> EngineSource::measure(const RunPoint& p) {
   // A prompt of single-byte tokens: synthetic tokenizers map each byte to one token.
   const std::string prompt(p.prompt_tokens > 2 ? p.prompt_tokens - 2 : 1, 'a');
-  std::string cmd = quote(m_binary.string()) + " run --json --quiet";
+  // What run and eval share: the weights, threads and the KV cache.
+  std::string common;
   if (p.model_file) {
-    cmd += " --model " + quote(p.model_file->string());
-    if (p.tokenizer_file) cmd += " --tokenizer " + quote(p.tokenizer_file->string());
+    common += " --model " + quote(p.model_file->string());
+    if (p.tokenizer_file) common += " --tokenizer " + quote(p.tokenizer_file->string());
   } else {
-    cmd += " --synthetic " + quote(p.model_id);
+    common += " --synthetic " + quote(p.model_id);
   }
-  cmd += " --weights " + std::string(info(p.engine_weights).name);
-  cmd += " --threads " + std::to_string(p.config.threads);
-  cmd += " --steps " + std::to_string(p.decode_tokens);
+  common += " --weights " + std::string(info(p.engine_weights).name);
+  common += " --threads " + std::to_string(p.config.threads);
   const auto& c = p.config;
-  cmd += " --kv " + std::string(info(c.kv_type).name) + " --kv-strategy " + std::string(info(c.kv_strategy).name);
+  common += " --kv " + std::string(info(c.kv_type).name) + " --kv-strategy " + std::string(info(c.kv_strategy).name);
   if (c.kv_strategy == KvStrategy::sliding)
-    cmd += " --window " + std::to_string(c.window) + " --sinks " + std::to_string(c.sinks);
+    common += " --window " + std::to_string(c.window) + " --sinks " + std::to_string(c.sinks);
   if (c.kv_strategy == KvStrategy::offload)
-    cmd += " --kv-resident-mib " + std::to_string(p.kv_resident_mib);
+    common += " --kv-resident-mib " + std::to_string(p.kv_resident_mib);
+  std::string cmd = quote(m_binary.string()) + " run --json --quiet" + common;
+  cmd += " --steps " + std::to_string(p.decode_tokens);
   if (c.speculative.kind == DraftKind::self)
     cmd += " --draft self --draft-weights " + std::string(info(p.draft_engine_weights).name) + " --draft-len " +
            std::to_string(c.speculative.draft_len);
@@ -96,6 +99,17 @@ Result<Measurement> EngineSource::measure(const RunPoint& p) {
   m.decode_tok_s = spread_of(decode);
   m.peak_rss_bytes = spread_of(rss).median;
   m.runs = m_runs;
+  if (m_eval_text && p.model_file) {
+    const std::string key = std::string(info(p.engine_weights).name) + " " + std::string(info(c.kv_type).name);
+    auto it = std::find_if(m_evaluated.begin(), m_evaluated.end(), [&](const auto& e) { return e.first == key; });
+    if (it == m_evaluated.end()) {
+      TRILEMMA_TRY(j, run_once(quote(m_binary.string()) + " eval --json" + common + " --text " + quote(m_eval_text->string()) + " 2>&1"));
+      m_evaluated.emplace_back(key, std::pair{j.value("kl_mean", 0.0), j.value("top1_agreement", 0.0)});
+      it = std::prev(m_evaluated.end());
+    }
+    m.kl_mean = it->second.first;
+    m.top1 = it->second.second;
+  }
   return m;
 }
 

@@ -1,9 +1,13 @@
 // What `verify` measures, and where measurements come from. The engine source runs the real
 // binary (`trilemma run --json`) in a child process per configuration, so each measurement's
-// peak resident memory is its own; tests substitute a fake source.
+// peak resident memory is its own; a replay source reads an earlier report; tests substitute a
+// fake source.
 #pragma once
+#include <nlohmann/json.hpp>
+
 #include <filesystem>
 #include <optional>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -41,6 +45,9 @@ struct Measurement {
   double acceptance = 0;            // speculative: accepted / drafted
   double kv_bytes = 0;              // KV allocated
   int runs = 0;
+  // Real weights with an evaluation text: the configuration against full precision on it.
+  std::optional<double> kl_mean;    // nats per token
+  std::optional<double> top1;       // share of positions with the same argmax
 };
 
 class MeasurementSource {
@@ -49,15 +56,32 @@ class MeasurementSource {
   virtual Result<Measurement> measure(const RunPoint& point) = 0;
 };
 
-// Runs `binary run ... --json` `runs` times after one warm-up; medians and extremes.
+// Runs `binary run ... --json` `runs` times after one warm-up; medians and extremes. With an
+// evaluation text and real weights, also `binary eval ... --json` once per weights x KV format
+// (speculative decoding does not change what the target computes).
 class EngineSource final : public MeasurementSource {
  public:
-  EngineSource(std::filesystem::path binary, int runs) : m_binary(std::move(binary)), m_runs(runs) {}
+  EngineSource(std::filesystem::path binary, int runs, std::optional<std::filesystem::path> eval_text = std::nullopt)
+      : m_binary(std::move(binary)), m_runs(runs), m_eval_text(std::move(eval_text)) {}
   Result<Measurement> measure(const RunPoint& point) override;
 
  private:
   std::filesystem::path m_binary;
   int m_runs;
+  std::optional<std::filesystem::path> m_eval_text;
+  std::vector<std::pair<std::string, std::pair<double, double>>> m_evaluated;  // "weights kv" -> (KL, top-1)
+};
+
+// Measurements of an earlier verify report (its "points"), matched by configuration and
+// engine weights; a point the report does not hold is an input error naming the file.
+class ReplaySource final : public MeasurementSource {
+ public:
+  ReplaySource(nlohmann::json report, std::string file);
+  Result<Measurement> measure(const RunPoint& point) override;
+
+ private:
+  nlohmann::json m_report;
+  std::string m_file;
 };
 
 Spread spread_of(std::vector<double> values);

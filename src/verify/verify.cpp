@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
+#include <memory>
 
 #include "memory/tensor_layout.hpp"
 #include "roofline/derating.hpp"
@@ -12,12 +12,6 @@ namespace trilemma::verify {
 namespace {
 
 constexpr double k_mib = 1048576.0;
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 DeploymentConfig engine_config(const RunPoint& p, std::uint32_t prompt_tokens) {
   DeploymentConfig c = p.config;
@@ -56,22 +50,52 @@ models::Model engine_model(const models::Model& base, TensorType engine_weights)
   return m;
 }
 
+namespace {
+
+WeightFormat format_of(TensorType engine_weights) {
+  for (const auto& row : weight_formats())
+    if (row.engine_type == engine_weights) return row.format;
+  return WeightFormat::f32;
+}
+
+// The engine's model for each weight format it runs, prepared once (the tensor walk is the
+// expensive part of an estimate; calibration evaluates thousands).
+class Predictor {
+ public:
+  explicit Predictor(const models::Model& model) : m_model(model) {}
+
+  Estimate operator()(const solver::PreparedDevice& pd, const RunPoint& p, std::uint32_t prompt_tokens,
+                      double measured_acceptance, bool with_basis) {
+    auto c = engine_config(p, prompt_tokens);
+    // The weight format whose bulk type is the engine's: its prepared bytes are the stored ones.
+    c.weights = format_of(p.engine_weights);
+    c.speculative.measured_acceptance = measured_acceptance;
+    return solver::estimate(prepared(p.engine_weights), pd, c, nullptr, with_basis);
+  }
+
+ private:
+  const solver::PreparedModel& prepared(TensorType weights) {
+    for (const auto& entry : m_prepared)
+      if (entry->weights == weights) return entry->prepared;
+    auto entry = std::make_unique<Entry>(Entry{weights, engine_model(m_model, weights), {}});
+    entry->prepared = solver::PreparedModel::prepare(entry->model);
+    m_prepared.push_back(std::move(entry));
+    return m_prepared.back()->prepared;
+  }
+  struct Entry {
+    TensorType weights;
+    models::Model model;
+    solver::PreparedModel prepared;  // points into `model`: entries never move
+  };
+  const models::Model& m_model;
+  std::vector<std::unique_ptr<Entry>> m_prepared;
+};
+
+}  // namespace
+
 Estimate predict(const models::Model& model, const devices::Device& host, const RunPoint& p, std::uint32_t prompt_tokens,
                  double measured_acceptance) {
-  // The weight format whose bulk type is the engine's: its prepared bytes are the stored ones.
-  WeightFormat format = WeightFormat::f32;
-  for (const auto& row : weight_formats())
-    if (row.engine_type == p.engine_weights) {
-      format = row.format;
-      break;
-    }
-  const auto m = engine_model(model, p.engine_weights);
-  const auto pm = solver::PreparedModel::prepare(m);
-  const auto pd = solver::PreparedDevice::prepare(host);
-  auto c = engine_config(p, prompt_tokens);
-  c.weights = format;
-  c.speculative.measured_acceptance = measured_acceptance;
-  return solver::estimate(pm, pd, c);
+  return Predictor(model)(solver::PreparedDevice::prepare(host), p, prompt_tokens, measured_acceptance, true);
 }
 
 std::vector<FigureCheck> compare(const Estimate& e, const Measurement& m, const Tolerances& tol) {
@@ -86,33 +110,68 @@ std::vector<FigureCheck> compare(const Estimate& e, const Measurement& m, const 
           check("peak_memory_bytes", e.memory.total_bytes, m.peak_rss_bytes, tol.memory)};
 }
 
-devices::Calibration calibrate(const std::vector<PointReport>& reports, const devices::Device& host,
-                               const std::string& fitted_on) {
-  // Per weight format: the bandwidth fraction that makes bytes per token / (peak x f) equal
-  // the measured step time (fixed overhead is folded in: it is not separable from two
-  // contexts), and the compute fraction that makes prefill FLOPs / (peak x f) equal the TTFT.
-  std::map<std::string, std::vector<double>> bandwidth, compute;
-  for (const auto& r : reports) {
-    const auto& l = r.predicted.latency;
-    const std::string key = weights_key(r.point.engine_weights);
-    if (r.measured.decode_tok_s.median > 0)
-      bandwidth[key].push_back(l.bytes_per_token * r.measured.decode_tok_s.median / (host.peak_bandwidth_gbps * 1e9));
-    if (r.measured.ttft_ms.median > 0) {
-      const double achieved_gflops = l.prefill_flops / (r.measured.ttft_ms.median / 1000.0) / 1e9;
-      // The same peak the estimate divided by, so the fraction reproduces the measurement.
-      const double fraction_used = r.predicted.latency.effective_compute_gflops;
-      const auto derate = roofline::derating_for(host, "cpu", key);
-      const double peak_gflops = fraction_used / derate.compute_fraction.mid;
-      compute[key].push_back(achieved_gflops / peak_gflops);
+namespace {
+
+// One fitted latency factor and where it goes in a Calibration.
+struct Factor {
+  enum class Kind { bandwidth, compute, attention, overhead } kind;
+  std::string key;  // weight format or KV format name; empty for the overhead
+  double value = 0;
+};
+
+devices::Calibration with_factors(devices::Calibration c, const std::vector<Factor>& factors) {
+  c.bandwidth_fraction.clear(), c.compute_fraction_by_format.clear(), c.attention_fraction.clear();
+  for (const auto& f : factors) switch (f.kind) {
+      case Factor::Kind::bandwidth: c.bandwidth_fraction.emplace_back(f.key, f.value); break;
+      case Factor::Kind::compute: c.compute_fraction_by_format.emplace_back(f.key, f.value); break;
+      case Factor::Kind::attention: c.attention_fraction.emplace_back(f.key, f.value); break;
+      case Factor::Kind::overhead: c.overhead_ms = f.value; break;
     }
+  return c;
+}
+
+// The factors a set of points can inform, started from the host's current values: bandwidth
+// and compute per weight format (targets and drafts), attention per KV format, the overhead.
+std::vector<Factor> initial_factors(const std::vector<PointReport>& reports, const devices::Device& host) {
+  std::vector<Factor> out;
+  auto add = [&](Factor::Kind kind, const std::string& key, double value) {
+    for (const auto& f : out)
+      if (f.kind == kind && f.key == key) return;
+    out.push_back({kind, key, std::max(value, 1e-3)});
+  };
+  for (const auto& r : reports) {
+    const auto& c = r.point.config;
+    std::vector<std::string> formats = {std::string(info(c.weights).name)};
+    if (c.speculative.kind == DraftKind::self || c.speculative.kind == DraftKind::model)
+      formats.emplace_back(info(c.speculative.draft_weights).name);
+    for (const auto& f : formats) {
+      const auto d = roofline::derating_for(host, "cpu", f);
+      add(Factor::Kind::bandwidth, f, d.bandwidth_fraction.mid);
+      add(Factor::Kind::compute, f, d.compute_fraction.mid);
+    }
+    const std::string kv(info(c.kv_type).name);
+    add(Factor::Kind::attention, kv, roofline::attention_fraction_for(host, "cpu", kv).mid);
   }
+  add(Factor::Kind::overhead, "", roofline::derating_for(host, "cpu", "f32").overhead_ms);
+  return out;
+}
+
+double log_error(double predicted, double measured) {
+  if (!(predicted > 0) || !(measured > 0)) return 0;  // a failed measurement informs nothing
+  return std::log(predicted / measured);
+}
+
+}  // namespace
+
+devices::Calibration calibrate(const models::Model& model, const std::vector<PointReport>& reports, const devices::Device& host,
+                               const std::string& fitted_on) {
   // Memory: measured - weights - KV - draft = runtime + f x modelled scratch, fitted by least
   // squares over the points (the modelled scratch is llama.cpp's compute buffer; an engine
   // that keeps fewer logits needs a smaller f).
   double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
   for (const auto& r : reports) {
     const auto& mem = r.predicted.memory;
-    const auto derate = roofline::derating_for(host, "cpu", weights_key(r.point.engine_weights));
+    const auto derate = roofline::derating_for(host, "cpu", std::string(info(r.point.config.weights).name));
     const double x = mem.scratch_bytes / derate.scratch_fraction;  // the unscaled model
     const double y = r.measured.peak_rss_bytes - (mem.weights_bytes + mem.kv_bytes + mem.draft_bytes);
     n += 1, sx += x, sy += y, sxx += x * x, sxy += x * y;
@@ -122,16 +181,53 @@ devices::Calibration calibrate(const std::vector<PointReport>& reports, const de
     scratch_fraction = std::max(0.0, (n * sxy - sx * sy) / (n * sxx - sx * sx));
     runtime_bytes = (sy - scratch_fraction * sx) / n;
   }
-  devices::Calibration c;
-  c.fitted_on = fitted_on;
-  for (const auto& [k, v] : bandwidth) c.bandwidth_fraction.emplace_back(k, median(v));
-  for (const auto& [k, v] : compute) c.compute_fraction_by_format.emplace_back(k, median(v));
-  c.overhead_ms = 0.0;
+  devices::Calibration base;
+  base.fitted_on = fitted_on;
   if (n > 0) {
-    c.runtime_mib = std::max(0.0, runtime_bytes) / k_mib;
-    c.scratch_fraction = scratch_fraction;
+    base.runtime_mib = std::max(0.0, runtime_bytes) / k_mib;
+    base.scratch_fraction = scratch_fraction;
   }
-  return c;
+
+  // Latency: the factors that minimise the squared log error of decode tok/s and TTFT over all
+  // points, through the very predictor that plans use (so a fitted host reproduces its own
+  // measurements as far as the model's form allows). Bandwidth and compute per weight format,
+  // attention per KV format and one fixed overhead per forward pass are separable because the
+  // grid varies weights, KV formats and contexts independently. Coordinate search in log
+  // space: each factor in turn moves by a factor e^step up or down when that lowers the error.
+  std::vector<Factor> factors = initial_factors(reports, host);
+  devices::Device trial = host;
+  Predictor predictor(model);
+  auto error = [&](const std::vector<Factor>& f) {
+    trial.calibration = with_factors(base, f);
+    const auto pd = solver::PreparedDevice::prepare(trial);
+    double sum = 0;
+    for (const auto& r : reports) {
+      const auto e = predictor(pd, r.point, r.measured.prompt_tokens, r.measured.acceptance, false);
+      const double d = log_error(e.latency.decode_tok_s.mid, r.measured.decode_tok_s.median);
+      const double t = log_error(e.latency.ttft_ms.mid, r.measured.ttft_ms.median);
+      sum += d * d + t * t;
+    }
+    return sum;
+  };
+  double best = error(factors);
+  // A sweep that gains less than 0.1% also halves the step: factors that trade against each
+  // other (a format's bandwidth and the overhead) would otherwise zig-zag in tiny gains.
+  for (double step = std::log(2.0); step > 1e-3;) {
+    const double at_start = best;
+    for (auto& f : factors)
+      for (const double dir : {1.0, -1.0}) {
+        const double before = f.value;
+        f.value = std::clamp(before * std::exp(dir * step), 1e-5, f.kind == Factor::Kind::overhead ? 1e4 : 2.0);
+        const double e = error(factors);
+        if (e < best) {
+          best = e;
+          break;
+        }
+        f.value = before;
+      }
+    if (best > at_start * (1 - 1e-3)) step /= 2;
+  }
+  return with_factors(base, factors);
 }
 
 }  // namespace trilemma::verify

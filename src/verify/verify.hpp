@@ -48,9 +48,11 @@ Estimate predict(const models::Model& model, const devices::Device& host, const 
 
 std::vector<FigureCheck> compare(const Estimate& predicted, const Measurement& measured, const Tolerances& tol);
 
-// Fits bandwidth and compute fractions per weight format and the runtime memory from reports;
-// the result replaces any earlier calibration of `host`.
-devices::Calibration calibrate(const std::vector<PointReport>& reports, const devices::Device& host,
-                               const std::string& fitted_on);
+// Fits the host's derating from reports of `model`'s points: bandwidth and compute fractions
+// per weight format, attention's fraction per KV format and the per-pass overhead (least
+// squares of the log errors of decode tok/s and TTFT through `predict`), runtime memory and
+// the scratch factor (linear least squares). The result replaces any earlier calibration.
+devices::Calibration calibrate(const models::Model& model, const std::vector<PointReport>& reports,
+                               const devices::Device& host, const std::string& fitted_on);
 
 }  // namespace trilemma::verify

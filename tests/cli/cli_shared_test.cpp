@@ -11,6 +11,9 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
+
+#include <nlohmann/json.hpp>
 
 #include "shared_data.hpp"
 
@@ -23,6 +26,18 @@ Run run(const std::string& args) { return trilemma::testing::run_trilemma(args);
 const std::string k_model = trilemma::testing::shared_file("models/stories260K.bin").string();
 const std::string k_tok = trilemma::testing::shared_file("models/tok512.bin").string();
 const std::string k_text = trilemma::testing::shared_file("models/eval-stories.txt").string();
+
+// A host profile in the device schema, so the tests never probe the machine.
+std::filesystem::path write_test_host(const std::filesystem::path& dir) {
+  const auto host = dir / "host.yaml";
+  std::ofstream(host) << "id: host\nname: test host\nvendor: test\nclass: desktop\n"
+                         "memory: {ram_options_gib: [16], default_ram_gib: 16, unified: true, type: test, "
+                         "peak_bandwidth_gbps: 20, bandwidth_basis: measured, os_reserve_gib: 2}\n"
+                         "cpu: {isa: x86-64, clusters: [{kind: performance, cores: 2, core: test, clock_ghz: 2, "
+                         "fp32_flops_per_cycle: 16}]}\nbackends: [cpu]\n"
+                         "sources: [{fields: [memory, cpu], basis: test fixture}]\n";
+  return host;
+}
 
 struct SkipWithoutShared {
   SkipWithoutShared() { trilemma::testing::require_shared_or_skip("models/stories260K.bin"); }
@@ -56,14 +71,7 @@ TEST_CASE("cli eval: q8_0 weights stay close to fp32, q4_0 KV does not", "[cli][
 TEST_CASE("cli verify: stories260K end to end, calibration written to the host profile", "[cli][shared]") {
   const auto dir = std::filesystem::temp_directory_path() / "trilemma-verify-test";
   std::filesystem::create_directories(dir);
-  // A host profile in the device schema, so the test never probes the machine.
-  const auto host = dir / "host.yaml";
-  std::ofstream(host) << "id: host\nname: test host\nvendor: test\nclass: desktop\n"
-                         "memory: {ram_options_gib: [16], default_ram_gib: 16, unified: true, type: test, "
-                         "peak_bandwidth_gbps: 20, bandwidth_basis: measured, os_reserve_gib: 2}\n"
-                         "cpu: {isa: x86-64, clusters: [{kind: performance, cores: 2, core: test, clock_ghz: 2, "
-                         "fp32_flops_per_cycle: 16}]}\nbackends: [cpu]\n"
-                         "sources: [{fields: [memory, cpu], basis: test fixture}]\n";
+  const auto host = write_test_host(dir);
   const std::string args = "verify -m stories260k --model-file " + k_model + " --tokenizer " + k_tok +
                            " --weights f32 --runs 1 --decode-tokens 16 --device " + host.string();
   const auto r = run(args + " --json");
@@ -88,4 +96,43 @@ TEST_CASE("cli verify: stories260K end to end, calibration written to the host p
   const auto plan = dir / "future.json";
   std::ofstream(plan) << R"({"schema": "trilemma.plan", "schema_version": 99, "status": "ok"})";
   CHECK(run("verify --plan " + plan.string() + " --device " + host.string()).code == 3);
+}
+
+TEST_CASE("cli verify --grid: KL per configuration on real weights, and the report replays", "[cli][shared]") {
+  const auto dir = std::filesystem::temp_directory_path() / "trilemma-verify-grid-test";
+  std::filesystem::create_directories(dir);
+  const auto host = write_test_host(dir);
+  const auto report = dir / "grid.json";
+  std::filesystem::remove(report);
+  const std::string args = "verify -m stories260k --model-file " + k_model + " --tokenizer " + k_tok +
+                           " --grid --contexts 96 --runs 1 --decode-tokens 16 --device " + host.string();
+  const auto r = run(args + " --eval-text " + k_text + " --out " + report.string());
+  REQUIRE((r.code == 0 || r.code == 1));
+  CHECK(r.out.find("kl_divergence") != std::string::npos);
+  std::ifstream in(report);
+  const auto doc = nlohmann::json::parse(in);
+  REQUIRE(doc["points"].size() == 18);  // 3 weights x 3 KV formats x 1 context x speculative off/on
+  std::map<std::string, double> kl;
+  for (const auto& p : doc["points"]) {
+    REQUIRE(p["accuracy"]["kl_measured"].is_number());
+    CHECK(p["accuracy"]["kl_predicted"].is_number());
+    CHECK(p["accuracy"]["top1_measured"].get<double>() > 0.0);
+    kl[p["engine_weights"].get<std::string>() + "/" + p["config"]["kv_type"].get<std::string>()] = p["accuracy"]["kl_measured"];
+  }
+  // Real weights order the formats as accuracy should: f16 weights and KV are near-lossless,
+  // 4-bit weights and a 4-bit KV cache each lose more.
+  CHECK(kl.at("f16/f16") < 0.01);
+  CHECK(kl.at("q4_0/f16") > 5 * kl.at("f16/f16"));
+  CHECK(kl.at("f16/q4_0") > kl.at("f16/q8_0"));
+
+  // The same flags replay the report's measurements without running the engine.
+  const auto replay = run(args + " --replay " + report.string() + " --json");
+  REQUIRE((replay.code == 0 || replay.code == 1));
+  const auto again = nlohmann::json::parse(replay.out);
+  REQUIRE(again["points"].size() == 18);
+  for (std::size_t i = 0; i < 18; ++i)
+    CHECK(again["points"][i]["measured"]["decode_tok_s"] == doc["points"][i]["measured"]["decode_tok_s"]);
+  // Other flags ask for points the report does not hold; KL needs real weights.
+  CHECK(run("verify -m stories260k --grid --contexts 128 --device " + host.string() + " --replay " + report.string()).code == 3);
+  CHECK(run("verify -m stories260k --weights q8_0 --device " + host.string() + " --eval-text " + k_text).code == 2);
 }

@@ -66,16 +66,20 @@ TEST_CASE("verify::calibrate: recovers the true factors of a fake host", "[verif
   const auto model = models::resolve_model("smollm2-135m").value();
   auto host = fake_host();
   auto truth = host;
-  // The "real" machine reaches 40% of peak bandwidth on q8_0, 30% on q4_0 and 10% compute.
-  truth.calibration = devices::Calibration{"truth", {{"q8_0", 0.40}, {"q4_0", 0.30}}, {{"all", 0.10}}, 0.0, std::nullopt};
+  // The "real" machine reaches 40% of peak bandwidth on q8_0, 30% on q4_0, 10% compute, and
+  // its attention runs at 5% of the f32 peak over an f16 cache, 2% over a q8_0 one.
+  truth.calibration = devices::Calibration{"truth", {{"q8_0", 0.40}, {"q4_0", 0.30}}, {{"all", 0.10}}, 0.0, std::nullopt,
+                                           std::nullopt, {{"f16", 0.05}, {"q8_0", 0.02}}};
   FakeSource source(model, truth);
   std::vector<verify::PointReport> reports;
   for (auto w : {TensorType::q8_0, TensorType::q4_0})
+    for (auto kv : {TensorType::f16, TensorType::q8_0})
     for (std::uint32_t prompt : {64u, 480u}) {
       verify::RunPoint p;
       p.model_id = model.id;
       p.engine_weights = w;
       p.config.weights = w == TensorType::q8_0 ? WeightFormat::q8_0 : WeightFormat::q4_0;
+      p.config.kv_type = kv;
       p.config.threads = 4;
       p.prompt_tokens = prompt;
       verify::PointReport r;
@@ -87,7 +91,7 @@ TEST_CASE("verify::calibrate: recovers the true factors of a fake host", "[verif
     }
   // Datasheet factors are off for this fake host.
   CHECK_FALSE(reports.front().pass());
-  host.calibration = verify::calibrate(reports, host, "test");
+  host.calibration = verify::calibrate(model, reports, host, "test");
   for (auto& r : reports) {
     r.predicted = verify::predict(model, host, r.point, r.point.prompt_tokens);
     r.checks = verify::compare(r.predicted, r.measured, {});
@@ -97,6 +101,16 @@ TEST_CASE("verify::calibrate: recovers the true factors of a fake host", "[verif
       CHECK(c.pass);
     }
   }
+  // Attention's rate is what the contexts tell apart (the weights' bandwidth and the fixed
+  // overhead are not: both are constant per format, and only their sum is fitted well).
+  const auto& att = host.calibration->attention_fraction;
+  auto fraction = [&](const std::string& kv) {
+    for (const auto& [k, v] : att)
+      if (k == kv) return v;
+    return 0.0;
+  };
+  CHECK(fraction("f16") == Approx(0.05).epsilon(0.05));
+  CHECK(fraction("q8_0") == Approx(0.02).epsilon(0.05));
   // Memory: the fake adds 12 MiB to the truth's total (whose runtime is derating.yaml's 40 MiB
   // for cpu) and keeps the modelled scratch: the fit finds scratch x1 and 52 MiB of runtime.
   REQUIRE(host.calibration->runtime_mib);
