@@ -218,29 +218,34 @@ int run_verify(VerifyFlags f) {
     source = std::make_unique<verify::EngineSource>(std::string(exe, std::size_t(n)), f.runs, eval_text);
   }
   const bool tty = isatty(STDERR_FILENO);
-  std::vector<verify::PointReport> reports;
-  for (std::size_t i = 0; i < points.size(); ++i) {
+  // Runs go round the grid (every point once per round), so the label names the run in all.
+  auto progress = [&](std::size_t done, std::size_t total, std::size_t i) {
+    if (!f.replay.empty()) return;
     const auto& p = points[i];
-    const std::string label = "[" + std::to_string(i + 1) + "/" + std::to_string(points.size()) + "] " +
-                              std::string(info(p.engine_weights).name) + ", " + std::to_string(p.prompt_tokens) +
-                              "-token prompt, " + std::to_string(f.runs + 1) + " runs";
-    if (!f.replay.empty()) {
-    } else if (tty) {
-      const int done = int(20 * i / points.size());
-      std::cerr << "\r[" << std::string(done, '#') << std::string(20 - done, '.') << "] " << label << std::flush;
+    const std::string label = "run " + std::to_string(done + 1) + "/" + std::to_string(total) + ": " +
+                              std::string(info(p.engine_weights).name) + " weights, " + std::string(info(p.config.kv_type).name) +
+                              " KV, " + std::to_string(p.prompt_tokens) + "-token prompt" +
+                              (p.config.speculative.on() ? ", speculative" : "");
+    if (tty) {
+      const int bar = int(20 * done / total);
+      std::cerr << "\r[" << std::string(bar, '#') << std::string(20 - bar, '.') << "] " << label << "    " << std::flush;
     } else {
       std::cerr << "verify: " << label << "\n";
     }
-    auto m = source->measure(p);
-    if (!m.ok()) return report_error(m.error());
+  };
+  auto measured = source->measure_all(points, progress);
+  if (!measured.ok()) return report_error(measured.error());
+  std::vector<verify::PointReport> reports;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const auto& m = (*measured)[i];
     verify::PointReport r;
-    r.point = p;
-    r.measured = *m;
-    r.predicted = verify::predict(*model, *host, p, m->prompt_tokens, m->acceptance);
+    r.point = points[i];
+    r.measured = m;
+    r.predicted = verify::predict(*model, *host, r.point, m.prompt_tokens, m.acceptance);
     r.checks = verify::compare(r.predicted, r.measured, f.tol);
     reports.push_back(std::move(r));
   }
-  if (tty) std::cerr << "\r" << std::string(80, ' ') << "\r";
+  if (tty) std::cerr << "\r" << std::string(120, ' ') << "\r";
 
   // Datasheet (or probe) prediction first; after calibration, the same measurements again.
   std::vector<verify::PointReport> calibrated;

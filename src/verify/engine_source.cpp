@@ -44,7 +44,7 @@ Spread spread_of(std::vector<double> v) {
   return {v[v.size() / 2], v.front(), v.back()};
 }
 
-Result<Measurement> EngineSource::measure(const RunPoint& p) {
+EngineSource::Commands EngineSource::commands(const RunPoint& p) const {
   // A prompt of single-byte tokens: synthetic tokenizers map each byte to one token.
   const std::string prompt(p.prompt_tokens > 2 ? p.prompt_tokens - 2 : 1, 'a');
   // What run and eval share: the weights, threads and the KV cache.
@@ -76,11 +76,15 @@ Result<Measurement> EngineSource::measure(const RunPoint& p) {
            std::string(info(p.draft_engine_weights).name) + " --draft-len " + std::to_string(c.speculative.draft_len);
   cmd += " --prompt " + quote(p.model_file ? std::string("Once upon a time") : prompt);
   cmd += " 2>&1";
+  std::string eval;
+  if (m_eval_text && p.model_file) eval = quote(m_binary.string()) + " eval --json" + common + " --text " + quote(m_eval_text->string()) + " 2>&1";
+  return {cmd, eval};
+}
+
+Result<Measurement> EngineSource::summarize(const RunPoint& p, const std::vector<nlohmann::json>& runs) {
   std::vector<double> ttft, prefill, decode, rss;
   Measurement m;
-  for (int i = 0; i <= m_runs; ++i) {
-    TRILEMMA_TRY(j, run_once(cmd));
-    if (i == 0) continue;  // warm-up: page cache, CPU frequency
+  for (const auto& j : runs) {
     ttft.push_back(j.value("ttft_ms", 0.0));
     prefill.push_back(j.value("prefill_tok_s", 0.0));
     decode.push_back(j.value("decode_tok_s", 0.0));
@@ -98,12 +102,13 @@ Result<Measurement> EngineSource::measure(const RunPoint& p) {
   m.prefill_tok_s = spread_of(prefill);
   m.decode_tok_s = spread_of(decode);
   m.peak_rss_bytes = spread_of(rss).median;
-  m.runs = m_runs;
-  if (m_eval_text && p.model_file) {
-    const std::string key = std::string(info(p.engine_weights).name) + " " + std::string(info(c.kv_type).name);
+  m.runs = int(runs.size());
+  const std::string eval = commands(p).eval;
+  if (!eval.empty()) {
+    const std::string key = std::string(info(p.engine_weights).name) + " " + std::string(info(p.config.kv_type).name);
     auto it = std::find_if(m_evaluated.begin(), m_evaluated.end(), [&](const auto& e) { return e.first == key; });
     if (it == m_evaluated.end()) {
-      TRILEMMA_TRY(j, run_once(quote(m_binary.string()) + " eval --json" + common + " --text " + quote(m_eval_text->string()) + " 2>&1"));
+      TRILEMMA_TRY(j, run_once(eval));
       m_evaluated.emplace_back(key, std::pair{j.value("kl_mean", 0.0), j.value("top1_agreement", 0.0)});
       it = std::prev(m_evaluated.end());
     }
@@ -111,6 +116,33 @@ Result<Measurement> EngineSource::measure(const RunPoint& p) {
     m.top1 = it->second.second;
   }
   return m;
+}
+
+Result<Measurement> EngineSource::measure(const RunPoint& p) {
+  TRILEMMA_TRY(all, measure_all({p}, nullptr));
+  return all.front();
+}
+
+Result<std::vector<Measurement>> EngineSource::measure_all(const std::vector<RunPoint>& points, const Progress& progress) {
+  // Round 0 warms up every point (page cache, CPU frequency); rounds 1..runs each run every
+  // point once. Interleaving spreads each point's runs over the whole grid's time, so a slow
+  // minute on a shared host costs every point one run instead of costing one point all of its.
+  std::vector<std::string> cmds;
+  for (const auto& p : points) cmds.push_back(commands(p).run);
+  std::vector<std::vector<nlohmann::json>> runs(points.size());
+  const std::size_t total = std::size_t(m_runs + 1) * points.size();
+  for (int round = 0; round <= m_runs; ++round)
+    for (std::size_t i = 0; i < points.size(); ++i) {
+      if (progress) progress(std::size_t(round) * points.size() + i, total, i);
+      TRILEMMA_TRY(j, run_once(cmds[i]));
+      if (round > 0) runs[i].push_back(std::move(j));
+    }
+  std::vector<Measurement> out;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    TRILEMMA_TRY(m, summarize(points[i], runs[i]));
+    out.push_back(std::move(m));
+  }
+  return out;
 }
 
 }  // namespace trilemma::verify

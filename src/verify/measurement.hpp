@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <utility>
 #include <string>
@@ -52,20 +53,39 @@ struct Measurement {
 
 class MeasurementSource {
  public:
+  // Called before each engine run: (runs started so far, runs in all, index of the point).
+  using Progress = std::function<void(std::size_t done, std::size_t total, std::size_t point)>;
   virtual ~MeasurementSource() = default;
   virtual Result<Measurement> measure(const RunPoint& point) = 0;
+  // Every point; by default one after the other.
+  virtual Result<std::vector<Measurement>> measure_all(const std::vector<RunPoint>& points, const Progress& progress) {
+    std::vector<Measurement> out;
+    for (std::size_t i = 0; i < points.size(); ++i) {
+      if (progress) progress(i, points.size(), i);
+      TRILEMMA_TRY(m, measure(points[i]));
+      out.push_back(std::move(m));
+    }
+    return out;
+  }
 };
 
-// Runs `binary run ... --json` `runs` times after one warm-up; medians and extremes. With an
-// evaluation text and real weights, also `binary eval ... --json` once per weights x KV format
-// (speculative decoding does not change what the target computes).
+// Runs `binary run ... --json` `runs` times after one warm-up; medians and extremes. A grid
+// runs in rounds (every point once per round), not point after point. With an evaluation text
+// and real weights, also `binary eval ... --json` once per weights x KV format (speculative
+// decoding does not change what the target computes).
 class EngineSource final : public MeasurementSource {
  public:
   EngineSource(std::filesystem::path binary, int runs, std::optional<std::filesystem::path> eval_text = std::nullopt)
       : m_binary(std::move(binary)), m_runs(runs), m_eval_text(std::move(eval_text)) {}
   Result<Measurement> measure(const RunPoint& point) override;
+  Result<std::vector<Measurement>> measure_all(const std::vector<RunPoint>& points, const Progress& progress) override;
 
  private:
+  struct Commands {
+    std::string run, eval;  // eval: empty without an evaluation text or real weights
+  };
+  Commands commands(const RunPoint& point) const;
+  Result<Measurement> summarize(const RunPoint& point, const std::vector<nlohmann::json>& runs);
   std::filesystem::path m_binary;
   int m_runs;
   std::optional<std::filesystem::path> m_eval_text;
