@@ -195,8 +195,7 @@ Estimate estimate(const PreparedModel& pm, const PreparedDevice& pd, const Deplo
   const double prompt = std::min(c.prompt, c.context);
   const double passes = std::ceil(prompt / k_ubatch);
   auto prefill_cost = [&](const ModelShape& shape, double weight_total, double params, double kv_bytes) {
-    roofline::StepCost cost = pass_cost(shape, passes * weight_total, params, kv_bytes, prompt / 2, prompt);
-    return cost;
+    return pass_cost(shape, passes * weight_total, params, kv_bytes, prompt / 2, prompt);
   };
   const roofline::StepCost prefill = prefill_cost(s, w.total, pm.active_params, memory::kv_bytes(s, c, c.prompt) * resident);
   auto prefill_ms = [&](const roofline::StepCost& cost, const roofline::Machine& mc) {
