@@ -16,12 +16,7 @@ class ContiguousKv final : public PagedKvBase {
     note_stored(pos);
   }
   void reset() override { m_filled = 0; }
-  KvStats stats() const override {
-    KvStats s;
-    s.allocated_bytes = m_allocated;
-    s.used_bytes = std::uint64_t(m_filled) * position_bytes();
-    return s;
-  }
+  KvStats stats() const override { return usage(std::uint64_t(m_filled)); }
 
  protected:
   void visible_runs(int layer, int n_pos, std::vector<Run>& out) const override {

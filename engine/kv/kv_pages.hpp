@@ -39,6 +39,13 @@ class PagedKvBase : public KvCache {
   std::byte* v_rows(std::byte* page) const { return page + std::size_t(m_page) * m_row_bytes; }
   void note_stored(int pos) { m_filled = std::max(m_filled, pos + 1); }
   std::uint64_t position_bytes() const { return 2 * m_row_bytes * std::uint64_t(m_layers); }  // all layers
+  // What every strategy reports: pages allocated, and `positions` kept of all layers.
+  KvStats usage(std::uint64_t positions) const {
+    KvStats s;
+    s.allocated_bytes = m_allocated;
+    s.used_bytes = positions * position_bytes();
+    return s;
+  }
 
   int m_layers, m_capacity, m_heads, m_kv_heads, m_head_dim, m_kv_dim, m_page;
   std::size_t m_row_bytes, m_page_bytes;

@@ -82,9 +82,7 @@ class OffloadKv final : public PagedKvBase {
   }
 
   KvStats stats() const override {
-    KvStats s;
-    s.allocated_bytes = m_allocated;
-    s.used_bytes = std::uint64_t(m_filled) * position_bytes();
+    KvStats s = usage(std::uint64_t(m_filled));
     s.spilled_bytes = m_spilled_pages * m_page_bytes;
     s.slow_read_bytes = m_read;
     s.slow_write_bytes = m_written;

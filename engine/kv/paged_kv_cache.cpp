@@ -24,12 +24,7 @@ class PagedKv final : public PagedKvBase {
         if (page != nullptr) free_page(page), page = nullptr;
     m_filled = 0;
   }
-  KvStats stats() const override {
-    KvStats s;
-    s.allocated_bytes = m_allocated;
-    s.used_bytes = std::uint64_t(m_filled) * position_bytes();
-    return s;
-  }
+  KvStats stats() const override { return usage(std::uint64_t(m_filled)); }
 
  protected:
   void visible_runs(int layer, int n_pos, std::vector<Run>& out) const override {

@@ -36,11 +36,8 @@ class SlidingKv final : public PagedKvBase {
     m_filled = 0;
   }
   KvStats stats() const override {
-    KvStats s;
-    s.allocated_bytes = m_allocated;
     const int sinks = std::min(m_filled, m_sinks);
-    s.used_bytes = std::uint64_t(sinks + std::min(m_filled - sinks, m_window)) * position_bytes();
-    return s;
+    return usage(std::uint64_t(sinks + std::min(m_filled - sinks, m_window)));
   }
 
  protected:

@@ -81,7 +81,7 @@ EngineSource::Commands EngineSource::commands(const RunPoint& p) const {
   return {cmd, eval};
 }
 
-Result<Measurement> EngineSource::summarize(const RunPoint& p, const std::vector<nlohmann::json>& runs) {
+Result<Measurement> EngineSource::summarize(const RunPoint& p, const std::string& eval, const std::vector<nlohmann::json>& runs) {
   std::vector<double> ttft, prefill, decode, rss;
   Measurement m;
   for (const auto& j : runs) {
@@ -103,7 +103,6 @@ Result<Measurement> EngineSource::summarize(const RunPoint& p, const std::vector
   m.decode_tok_s = spread_of(decode);
   m.peak_rss_bytes = spread_of(rss).median;
   m.runs = int(runs.size());
-  const std::string eval = commands(p).eval;
   if (!eval.empty()) {
     const std::string key = std::string(info(p.engine_weights).name) + " " + std::string(info(p.config.kv_type).name);
     auto it = std::find_if(m_evaluated.begin(), m_evaluated.end(), [&](const auto& e) { return e.first == key; });
@@ -127,19 +126,19 @@ Result<std::vector<Measurement>> EngineSource::measure_all(const std::vector<Run
   // Round 0 warms up every point (page cache, CPU frequency); rounds 1..runs each run every
   // point once. Interleaving spreads each point's runs over the whole grid's time, so a slow
   // minute on a shared host costs every point one run instead of costing one point all of its.
-  std::vector<std::string> cmds;
-  for (const auto& p : points) cmds.push_back(commands(p).run);
+  std::vector<Commands> cmds;
+  for (const auto& p : points) cmds.push_back(commands(p));
   std::vector<std::vector<nlohmann::json>> runs(points.size());
   const std::size_t total = std::size_t(m_runs + 1) * points.size();
   for (int round = 0; round <= m_runs; ++round)
     for (std::size_t i = 0; i < points.size(); ++i) {
       if (progress) progress(std::size_t(round) * points.size() + i, total, i);
-      TRILEMMA_TRY(j, run_once(cmds[i]));
+      TRILEMMA_TRY(j, run_once(cmds[i].run));
       if (round > 0) runs[i].push_back(std::move(j));
     }
   std::vector<Measurement> out;
   for (std::size_t i = 0; i < points.size(); ++i) {
-    TRILEMMA_TRY(m, summarize(points[i], runs[i]));
+    TRILEMMA_TRY(m, summarize(points[i], cmds[i].eval, runs[i]));
     out.push_back(std::move(m));
   }
   return out;

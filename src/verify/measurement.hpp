@@ -85,7 +85,8 @@ class EngineSource final : public MeasurementSource {
     std::string run, eval;  // eval: empty without an evaluation text or real weights
   };
   Commands commands(const RunPoint& point) const;
-  Result<Measurement> summarize(const RunPoint& point, const std::vector<nlohmann::json>& runs);
+  // Medians of a point's runs, and its accuracy through `eval` (once per weights x KV format).
+  Result<Measurement> summarize(const RunPoint& point, const std::string& eval, const std::vector<nlohmann::json>& runs);
   std::filesystem::path m_binary;
   int m_runs;
   std::optional<std::filesystem::path> m_eval_text;
