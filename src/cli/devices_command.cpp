@@ -31,7 +31,9 @@ json device_json(const devices::Device& d) {
     const auto& c = *d.calibration;
     calibration = {{"fitted_on", c.fitted_on}, {"bandwidth_fraction", fractions_json(c.bandwidth_fraction)},
                    {"compute_fraction", fractions_json(c.compute_fraction_by_format)},
-                   {"attention_fraction", fractions_json(c.attention_fraction)}, {"overhead_ms", optional_json(c.overhead_ms)},
+                   {"attention_fraction", fractions_json(c.attention_fraction)},
+                   {"prefill_attention_fraction", fractions_json(c.prefill_attention_fraction)},
+                   {"overhead_ms", optional_json(c.overhead_ms)}, {"speculative_round_ms", optional_json(c.speculative_round_ms)},
                    {"runtime_mib", optional_json(c.runtime_mib)}, {"scratch_fraction", optional_json(c.scratch_fraction)}};
   }
   json clusters = json::array();

@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -75,7 +77,9 @@ Result<TensorType> engine_type_of(WeightFormat f) {
                                                 "int2); plan with --weights q4_0 (or another) to verify");
 }
 
-json spread_json(const verify::Spread& s) { return {{"median", s.median}, {"min", s.min}, {"max", s.max}}; }
+json spread_json(const verify::Spread& s) {
+  return {{"median", s.median}, {"min", s.min}, {"max", s.max}, {"runs", s.runs}};
+}
 
 json point_json(const verify::PointReport& r) {
   json checks = json::array();
@@ -113,6 +117,23 @@ void print_point(const verify::PointReport& r) {
   if (r.measured.kl_mean)  // accuracy: reported beside the model's estimate, not a pass/fail figure
     std::cout << "  " << pad("kl_divergence", 20) << pad(fixed(r.predicted.accuracy.kld.mid, 4), 14)
               << pad(fixed(*r.measured.kl_mean, 4), 14) << "top-1 " << fixed(100 * r.measured.top1.value_or(0), 1) << "%\n";
+}
+
+// A grid's figures at a glance: within tolerance, median and largest error, per figure.
+json summary_json(const std::vector<verify::PointReport>& reports) {
+  json out = json::array();
+  for (const auto& s : verify::summarize(reports))
+    out.push_back({{"figure", s.figure}, {"within", s.within}, {"total", s.total},
+                   {"median_abs_error", std::isfinite(s.median_abs_error) ? json(s.median_abs_error) : json()},
+                   {"max_abs_error", std::isfinite(s.max_abs_error) ? json(s.max_abs_error) : json()}});
+  return out;
+}
+
+void print_summary(const std::vector<verify::PointReport>& reports) {
+  if (reports.size() < 2) return;
+  for (const auto& s : verify::summarize(reports))
+    std::cout << "  " << pad(s.figure, 20) << s.within << "/" << s.total << " within tolerance, median |error| "
+              << fixed(100 * s.median_abs_error, 1) << "%, largest " << fixed(100 * s.max_abs_error, 1) << "%\n";
 }
 
 int run_verify(VerifyFlags f) {
@@ -249,11 +270,16 @@ int run_verify(VerifyFlags f) {
 
   // Datasheet (or probe) prediction first; after calibration, the same measurements again.
   std::vector<verify::PointReport> calibrated;
+  const bool profile_was_calibrated = host->calibration.has_value();
   if (f.calibrate) {
     const std::string when = std::to_string(std::time(nullptr));
     std::string on = model->id + " (" + (reports.front().measured.synthetic ? "synthetic" : "real") + " weights), " +
                      std::to_string(reports.size()) + " points, formats:";
-    for (const auto& r : reports) on += " " + std::string(info(r.point.engine_weights).name);
+    std::vector<std::string> formats;
+    for (const auto& r : reports)
+      if (std::string name(info(r.point.engine_weights).name); std::find(formats.begin(), formats.end(), name) == formats.end())
+        formats.push_back(name);
+    for (const auto& name : formats) on += " " + name;
     on += ", unix time " + when;
     host->calibration = verify::calibrate(*model, reports, *host, on);
     for (auto r : reports) {
@@ -271,10 +297,17 @@ int run_verify(VerifyFlags f) {
   json doc = {{"schema", "trilemma.verify"}, {"schema_version", 1}, {"model", model->id}, {"device", host->id},
               {"tolerances", {{"decode", f.tol.decode}, {"ttft", f.tol.ttft}, {"memory", f.tol.memory}}},
               {"points", json::array()}, {"pass", pass}};
+  // The profile the first predictions used: a replay against another profile predicts differently.
+  doc["host_profile"] = {{"peak_bandwidth_gbps", host->peak_bandwidth_gbps},
+                         {"measured_compute_gflops", host->measured_compute_gflops.value_or(0)},
+                         {"measured_int8_gflops", host->measured_int8_gflops.value_or(0)},
+                         {"calibrated", profile_was_calibrated}};
   for (const auto& r : reports) doc["points"].push_back(point_json(r));
+  doc["summary"] = summary_json(reports);
   if (f.calibrate) {
     doc["calibrated_points"] = json::array();
     for (const auto& r : calibrated) doc["calibrated_points"].push_back(point_json(r));
+    doc["calibrated_summary"] = summary_json(calibrated);
   }
   if (!f.out.empty())
     if (auto w = io::write_file_atomically(f.out, doc.dump(2) + "\n"); !w.ok()) return report_error(w.error());
@@ -285,9 +318,11 @@ int run_verify(VerifyFlags f) {
               << "  figure              predicted     measured      error     tolerance\n";
     std::cout << (f.calibrate ? "\nbefore calibration (" + host->origin + " factors):\n" : "");
     for (const auto& r : reports) print_point(r);
+    print_summary(reports);
     if (f.calibrate) {
       std::cout << "\nafter calibration:\n";
       for (const auto& r : calibrated) print_point(r);
+      print_summary(calibrated);
     }
     std::cout << "\n" << (pass ? "all figures within tolerance" : "some figures are out of tolerance") << "\n";
   }

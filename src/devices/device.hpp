@@ -31,7 +31,11 @@ struct Calibration {
   std::optional<double> overhead_ms;     // fixed per-token overhead
   std::optional<double> runtime_mib;     // resident memory besides weights, KV and scratch
   std::optional<double> scratch_fraction;  // measured scratch / the compute-buffer model
-  std::vector<std::pair<std::string, double>> attention_fraction;  // KV format -> fraction of f32 compute
+  std::vector<std::pair<std::string, double>> attention_fraction;  // KV format -> fraction of f32 compute (decode)
+  // Prefill's attention runs many queries over the same keys and reaches a different rate
+  // from decode's one query; absent, attention_fraction stands for both.
+  std::vector<std::pair<std::string, double>> prefill_attention_fraction;
+  std::optional<double> speculative_round_ms;  // bookkeeping per speculative round (KV rollback, compare)
 };
 
 struct Device {

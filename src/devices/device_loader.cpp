@@ -77,7 +77,9 @@ void read_calibration(io::FieldReader c, Device& d) {
   fractions("bandwidth_fraction", cal.bandwidth_fraction);
   fractions("compute_fraction", cal.compute_fraction_by_format);
   fractions("attention_fraction", cal.attention_fraction);
+  fractions("prefill_attention_fraction", cal.prefill_attention_fraction);
   cal.overhead_ms = c.optional_number("overhead_ms");
+  cal.speculative_round_ms = c.optional_number("speculative_round_ms");
   cal.runtime_mib = c.optional_number("runtime_mib");
   cal.scratch_fraction = c.optional_number("scratch_fraction");
   c.finish();
@@ -187,7 +189,9 @@ std::string device_to_yaml(const Device& d) {
     fractions("bandwidth_fraction", c.bandwidth_fraction);
     fractions("compute_fraction", c.compute_fraction_by_format);
     fractions("attention_fraction", c.attention_fraction);
+    fractions("prefill_attention_fraction", c.prefill_attention_fraction);
     if (c.overhead_ms) out << YAML::Key << "overhead_ms" << YAML::Value << *c.overhead_ms;
+    if (c.speculative_round_ms) out << YAML::Key << "speculative_round_ms" << YAML::Value << *c.speculative_round_ms;
     if (c.runtime_mib) out << YAML::Key << "runtime_mib" << YAML::Value << *c.runtime_mib;
     if (c.scratch_fraction) out << YAML::Key << "scratch_fraction" << YAML::Value << *c.scratch_fraction;
     out << YAML::EndMap;

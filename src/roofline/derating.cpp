@@ -69,16 +69,22 @@ Derating derating_for(const devices::Device& d, const std::string& backend, cons
     if (c.overhead_ms) out.overhead_ms = *c.overhead_ms;
     if (c.runtime_mib) out.runtime_bytes = *c.runtime_mib * 1048576.0;
     if (c.scratch_fraction) out.scratch_fraction = *c.scratch_fraction;
+    if (c.speculative_round_ms) out.speculative_round_ms = *c.speculative_round_ms;
   }
   return out;
 }
 
-Range attention_fraction_for(const devices::Device& d, const std::string& backend, const std::string& kv_format) {
+Range attention_fraction_for(const devices::Device& d, const std::string& backend, const std::string& kv_format,
+                             AttentionPhase phase) {
   const YAML::Node row = table("devices/derating.yaml")["backends"][backend];
   Range out = range_of(row["attention_fraction"], range_of(row["compute_fraction"], {0.25, 0.4, 0.55}));
-  if (d.calibration)
+  if (d.calibration) {
     for (const auto& [format, value] : d.calibration->attention_fraction)
       if (format == kv_format) out = Range::exact(value);
+    if (phase == AttentionPhase::prefill)
+      for (const auto& [format, value] : d.calibration->prefill_attention_fraction)
+        if (format == kv_format) out = Range::exact(value);
+  }
   return out;
 }
 

@@ -14,6 +14,7 @@ struct Derating {
   double overhead_ms = 0;
   double runtime_bytes = 0;
   double scratch_fraction = 1;  // of llama.cpp's compute-buffer model; calibration fits it
+  double speculative_round_ms = 0;  // per speculative round, beyond its passes; calibration fits it
   std::string basis;
 };
 
@@ -22,8 +23,11 @@ Derating derating_for(const devices::Device& device, const std::string& backend,
 
 // Attention over a KV cache of `kv_format` (f16, q8_0, ...): the fraction of the f32 compute
 // peak it reaches. devices/derating.yaml's `attention_fraction` per backend (else the backend's
-// compute fraction), replaced by a calibration's value for that KV format.
-Range attention_fraction_for(const devices::Device& device, const std::string& backend, const std::string& kv_format);
+// compute fraction), replaced by a calibration's value for that KV format and phase (a
+// calibration without a prefill value uses its decode value for both).
+enum class AttentionPhase { decode, prefill };
+Range attention_fraction_for(const devices::Device& device, const std::string& backend, const std::string& kv_format,
+                             AttentionPhase phase = AttentionPhase::decode);
 
 struct OffloadTier {
   std::string name;

@@ -87,10 +87,11 @@ const memory::WeightBytes& PreparedModel::bytes(WeightFormat f) const {
   return weights[static_cast<std::size_t>(f)];
 }
 
-Range PreparedDevice::attention_fraction(const std::string& backend, TensorType kv) const {
-  for (const auto& [key, value] : m_attention)
-    if (key.first == backend && key.second == kv) return value;
-  m_attention.push_back({{backend, kv}, roofline::attention_fraction_for(*device, backend, std::string(info(kv).name))});
+Range PreparedDevice::attention_fraction(const std::string& backend, TensorType kv, roofline::AttentionPhase phase) const {
+  const AttentionKey key{backend, kv, phase};
+  for (const auto& [k, value] : m_attention)
+    if (k == key) return value;
+  m_attention.push_back({key, roofline::attention_fraction_for(*device, backend, std::string(info(kv).name), phase)});
   return m_attention.back().second;
 }
 
@@ -161,13 +162,15 @@ Estimate estimate(const PreparedModel& pm, const PreparedDevice& pd, const Deplo
                                                                 : double(c.context);
   const roofline::StepCost decode = pass_cost(s, w.per_token, pm.active_params, kv_read_fast, attended, 1);
   // Machines at the low / mid / high derating of a weight format; attention's rate depends on
-  // the KV format and runs on f32 arithmetic whatever the weights are.
-  const Range attention = pd.attention_fraction(c.backend, c.kv_type);
+  // the KV format and the phase (one query or a prompt's worth per key) and runs on f32
+  // arithmetic whatever the weights are.
   const double attention_peak = compute_gflops(d, c.backend, c.threads, WeightFormat::f32);
   struct Machines {
     roofline::Machine low, mid, high;
   };
-  auto machines = [&](WeightFormat f) {
+  using roofline::AttentionPhase;
+  auto machines = [&](WeightFormat f, AttentionPhase phase = AttentionPhase::decode) {
+    const Range attention = pd.attention_fraction(c.backend, c.kv_type, phase);
     const auto& dr = pd.derating(c.backend, f);
     const double peak = compute_gflops(d, c.backend, c.threads, f);
     auto at = [&](double bw, double comp, double att) {
@@ -201,7 +204,9 @@ Estimate estimate(const PreparedModel& pm, const PreparedDevice& pd, const Deplo
   auto prefill_ms = [&](const roofline::StepCost& cost, const roofline::Machine& mc) {
     return roofline::step_ms(cost, mc) + (passes - 1) * mc.overhead_ms;
   };
-  l.ttft_ms = {prefill_ms(prefill, hi), prefill_ms(prefill, mid), prefill_ms(prefill, lo)};
+  const Machines target_prefill = machines(c.weights, AttentionPhase::prefill);
+  l.ttft_ms = {prefill_ms(prefill, target_prefill.high), prefill_ms(prefill, target_prefill.mid),
+               prefill_ms(prefill, target_prefill.low)};
   l.prefill_flops = prefill.flops + prefill.attention_flops;
 
   // Speculative decoding: a round is g draft steps plus one target pass over g + 1 tokens.
@@ -215,7 +220,7 @@ Estimate estimate(const PreparedModel& pm, const PreparedDevice& pd, const Deplo
     if (with_basis) e.basis.push_back("acceptance prior " + std::to_string(prior.rate.mid).substr(0, 4) + ": " + prior.basis);
     const unsigned g = c.speculative.draft_len;
     roofline::StepCost draft_step, draft_prefill;
-    Machines draft_machines = target;
+    Machines draft_machines = target, draft_prefill_machines = target_prefill;
     double draft_memory = 0;
     DeploymentConfig draft_cfg = c;
     draft_cfg.speculative = {};
@@ -223,6 +228,7 @@ Estimate estimate(const PreparedModel& pm, const PreparedDevice& pd, const Deplo
       const auto& dw = draft->bytes(c.speculative.draft_weights);
       const auto& ds = draft->model->shape;
       draft_machines = machines(c.speculative.draft_weights);
+      draft_prefill_machines = machines(c.speculative.draft_weights, AttentionPhase::prefill);
       draft_step = pass_cost(ds, dw.per_token, draft->active_params, memory::kv_read_bytes(ds, draft_cfg, c.context), attended, 1);
       draft_prefill = prefill_cost(ds, dw.total, draft->active_params, memory::kv_bytes(ds, draft_cfg, c.prompt));
       draft_memory = dw.total + memory::kv_bytes(ds, draft_cfg, c.context) +
@@ -230,6 +236,7 @@ Estimate estimate(const PreparedModel& pm, const PreparedDevice& pd, const Deplo
     } else if (c.speculative.kind == DraftKind::self) {
       const auto& dw = pm.bytes(c.speculative.draft_weights);
       draft_machines = machines(c.speculative.draft_weights);
+      draft_prefill_machines = machines(c.speculative.draft_weights, AttentionPhase::prefill);
       draft_step = pass_cost(s, dw.per_token, pm.active_params, kv_read_fast, attended, 1);
       draft_prefill = prefill_cost(s, dw.total, pm.active_params, prefill.attention_bytes);
       // The draft keeps its own KV: its keys and values differ from the target's.
@@ -244,8 +251,10 @@ Estimate estimate(const PreparedModel& pm, const PreparedDevice& pd, const Deplo
     m.draft_bytes = draft_memory;
     const roofline::StepCost verify_pass = pass_cost(s, w.per_token, pm.active_params, kv_read_fast, attended, g + 1);
     const double tokens_mid = measured ? roofline::tokens_per_pass_measured(prior.rate.mid, g) : roofline::tokens_per_pass(prior.rate.mid, g);
+    // Besides its passes a round compares drafts and rolls the KV back: a fitted constant.
     auto round_ms = [&](const roofline::Machine& draft_mc, const roofline::Machine& mc) {
-      return g * roofline::step_ms(draft_step, draft_mc) + roofline::step_ms(verify_pass, mc) + slow_ms;
+      return g * roofline::step_ms(draft_step, draft_mc) + roofline::step_ms(verify_pass, mc) + slow_ms +
+             derate.speculative_round_ms;
     };
     auto spec_ms_per_token = [&](const roofline::Machine& draft_mc, const roofline::Machine& mc, double a) {
       const double tokens = measured ? roofline::tokens_per_pass_measured(a, g) : roofline::tokens_per_pass(a, g);
@@ -262,9 +271,9 @@ Estimate estimate(const PreparedModel& pm, const PreparedDevice& pd, const Deplo
     // Both models prefill the prompt (a layer-skip draft reuses the target's KV), and the first
     // token comes out of the first round: the prompt's last token is verified with the drafts.
     if (c.speculative.kind != DraftKind::layers) {
-      l.ttft_ms.low += prefill_ms(draft_prefill, draft_machines.high);
-      l.ttft_ms.mid += prefill_ms(draft_prefill, draft_machines.mid);
-      l.ttft_ms.high += prefill_ms(draft_prefill, draft_machines.low);
+      l.ttft_ms.low += prefill_ms(draft_prefill, draft_prefill_machines.high);
+      l.ttft_ms.mid += prefill_ms(draft_prefill, draft_prefill_machines.mid);
+      l.ttft_ms.high += prefill_ms(draft_prefill, draft_prefill_machines.low);
     }
     l.ttft_ms.low += round_ms(draft_machines.high, hi);
     l.ttft_ms.mid += round_ms(draft_machines.mid, mid);

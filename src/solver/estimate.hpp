@@ -35,11 +35,17 @@ struct PreparedDevice {
   // Derating per (backend, weight format), looked up once: the tables are YAML.
   const roofline::Derating& derating(const std::string& backend, WeightFormat weights) const;
   // Attention's fraction of the f32 compute peak per (backend, KV format), looked up once.
-  Range attention_fraction(const std::string& backend, TensorType kv) const;
+  Range attention_fraction(const std::string& backend, TensorType kv, roofline::AttentionPhase phase) const;
 
  private:
   mutable std::deque<std::pair<std::pair<std::string, WeightFormat>, roofline::Derating>> m_derating;  // stable refs
-  mutable std::vector<std::pair<std::pair<std::string, TensorType>, Range>> m_attention;
+  struct AttentionKey {
+    std::string backend;
+    TensorType kv;
+    roofline::AttentionPhase phase;
+    bool operator==(const AttentionKey&) const = default;
+  };
+  mutable std::vector<std::pair<AttentionKey, Range>> m_attention;
 };
 
 // Acceptance-rate prior for a draft source, with its basis.

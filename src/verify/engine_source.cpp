@@ -38,15 +38,27 @@ Result<nlohmann::json> run_once(const std::string& command) {
 
 }  // namespace
 
-Spread spread_of(std::vector<double> v) {
-  if (v.empty()) return {};
+Spread spread_of(std::vector<double> runs) {
+  if (runs.empty()) return {};
+  std::vector<double> v = runs;
   std::sort(v.begin(), v.end());
-  return {v[v.size() / 2], v.front(), v.back()};
+  return {v[v.size() / 2], v.front(), v.back(), std::move(runs)};
 }
 
 EngineSource::Commands EngineSource::commands(const RunPoint& p) const {
-  // A prompt of single-byte tokens: synthetic tokenizers map each byte to one token.
-  const std::string prompt(p.prompt_tokens > 2 ? p.prompt_tokens - 2 : 1, 'a');
+  // The warm-up loads the same weights and runs the same kernels with a short prompt: a 2K
+  // prompt's warm-up would cost the grid a sixth of its time for nothing the short one misses.
+  RunPoint short_point = p;
+  short_point.prompt_tokens = std::min<std::uint32_t>(p.prompt_tokens, 64);
+  short_point.decode_tokens = std::min<std::uint32_t>(p.decode_tokens, 8);
+  const std::string warm_up = run_command(short_point);
+  std::string eval;
+  if (m_eval_text && p.model_file)
+    eval = quote(m_binary.string()) + " eval --json" + common_flags(p) + " --text " + quote(m_eval_text->string()) + " 2>&1";
+  return {run_command(p), warm_up, eval};
+}
+
+std::string EngineSource::common_flags(const RunPoint& p) const {
   // What run and eval share: the weights, threads and the KV cache.
   std::string common;
   if (p.model_file) {
@@ -63,7 +75,14 @@ EngineSource::Commands EngineSource::commands(const RunPoint& p) const {
     common += " --window " + std::to_string(c.window) + " --sinks " + std::to_string(c.sinks);
   if (c.kv_strategy == KvStrategy::offload)
     common += " --kv-resident-mib " + std::to_string(p.kv_resident_mib);
-  std::string cmd = quote(m_binary.string()) + " run --json --quiet" + common;
+  return common;
+}
+
+std::string EngineSource::run_command(const RunPoint& p) const {
+  // A prompt of single-byte tokens: synthetic tokenizers map each byte to one token.
+  const std::string prompt(p.prompt_tokens > 2 ? p.prompt_tokens - 2 : 1, 'a');
+  const auto& c = p.config;
+  std::string cmd = quote(m_binary.string()) + " run --json --quiet" + common_flags(p);
   cmd += " --steps " + std::to_string(p.decode_tokens);
   if (c.speculative.kind == DraftKind::self)
     cmd += " --draft self --draft-weights " + std::string(info(p.draft_engine_weights).name) + " --draft-len " +
@@ -75,10 +94,7 @@ EngineSource::Commands EngineSource::commands(const RunPoint& p) const {
     cmd += " --draft model --draft-model " + quote(c.speculative.draft_model) + " --draft-weights " +
            std::string(info(p.draft_engine_weights).name) + " --draft-len " + std::to_string(c.speculative.draft_len);
   cmd += " --prompt " + quote(p.model_file ? std::string("Once upon a time") : prompt);
-  cmd += " 2>&1";
-  std::string eval;
-  if (m_eval_text && p.model_file) eval = quote(m_binary.string()) + " eval --json" + common + " --text " + quote(m_eval_text->string()) + " 2>&1";
-  return {cmd, eval};
+  return cmd + " 2>&1";
 }
 
 Result<Measurement> EngineSource::summarize(const RunPoint& p, const std::string& eval, const std::vector<nlohmann::json>& runs) {
@@ -123,8 +139,8 @@ Result<Measurement> EngineSource::measure(const RunPoint& p) {
 }
 
 Result<std::vector<Measurement>> EngineSource::measure_all(const std::vector<RunPoint>& points, const Progress& progress) {
-  // Round 0 warms up every point (page cache, CPU frequency); rounds 1..runs each run every
-  // point once. Interleaving spreads each point's runs over the whole grid's time, so a slow
+  // Round 0 warms up every point (page cache, CPU frequency) with a short prompt; rounds
+  // 1..runs each run every point once. Interleaving spreads each point's runs over the whole grid's time, so a slow
   // minute on a shared host costs every point one run instead of costing one point all of its.
   std::vector<Commands> cmds;
   for (const auto& p : points) cmds.push_back(commands(p));
@@ -133,7 +149,7 @@ Result<std::vector<Measurement>> EngineSource::measure_all(const std::vector<Run
   for (int round = 0; round <= m_runs; ++round)
     for (std::size_t i = 0; i < points.size(); ++i) {
       if (progress) progress(std::size_t(round) * points.size() + i, total, i);
-      TRILEMMA_TRY(j, run_once(cmds[i].run));
+      TRILEMMA_TRY(j, run_once(round == 0 ? cmds[i].warm_up : cmds[i].run));
       if (round > 0) runs[i].push_back(std::move(j));
     }
   std::vector<Measurement> out;

@@ -32,6 +32,7 @@ struct RunPoint {
 
 struct Spread {
   double median = 0, min = 0, max = 0;
+  std::vector<double> runs;  // every run's value, in the order they ran (empty when not known)
 };
 
 struct Measurement {
@@ -69,7 +70,7 @@ class MeasurementSource {
   }
 };
 
-// Runs `binary run ... --json` `runs` times after one warm-up; medians and extremes. A grid
+// Runs `binary run ... --json` `runs` times after one short warm-up; medians and extremes. A grid
 // runs in rounds (every point once per round), not point after point. With an evaluation text
 // and real weights, also `binary eval ... --json` once per weights x KV format (speculative
 // decoding does not change what the target computes).
@@ -82,9 +83,11 @@ class EngineSource final : public MeasurementSource {
 
  private:
   struct Commands {
-    std::string run, eval;  // eval: empty without an evaluation text or real weights
+    std::string run, warm_up, eval;  // eval: empty without an evaluation text or real weights
   };
   Commands commands(const RunPoint& point) const;
+  std::string common_flags(const RunPoint& point) const;  // weights, threads, KV: what run and eval share
+  std::string run_command(const RunPoint& point) const;
   // Medians of a point's runs, and its accuracy through `eval` (once per weights x KV format).
   Result<Measurement> summarize(const RunPoint& point, const std::string& eval, const std::vector<nlohmann::json>& runs);
   std::filesystem::path m_binary;

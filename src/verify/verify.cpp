@@ -110,28 +110,53 @@ std::vector<FigureCheck> compare(const Estimate& e, const Measurement& m, const 
           check("peak_memory_bytes", e.memory.total_bytes, m.peak_rss_bytes, tol.memory)};
 }
 
+std::vector<FigureSummary> summarize(const std::vector<PointReport>& reports) {
+  std::vector<FigureSummary> out;
+  std::vector<std::vector<double>> errors;
+  for (const auto& r : reports)
+    for (std::size_t i = 0; i < r.checks.size(); ++i) {
+      const auto& c = r.checks[i];
+      if (out.size() <= i) out.push_back({c.figure}), errors.emplace_back();
+      const double e = std::isfinite(c.rel_error) ? std::abs(c.rel_error) : INFINITY;
+      out[i].total += 1;
+      out[i].within += c.pass ? 1 : 0;
+      out[i].max_abs_error = std::max(out[i].max_abs_error, e);
+      errors[i].push_back(e);
+    }
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    auto& e = errors[i];
+    std::sort(e.begin(), e.end());
+    out[i].median_abs_error = e[e.size() / 2];  // the upper middle, as a SPREAD's median
+  }
+  return out;
+}
+
 namespace {
 
 // One fitted latency factor and where it goes in a Calibration.
 struct Factor {
-  enum class Kind { bandwidth, compute, attention, overhead } kind;
+  enum class Kind { bandwidth, compute, attention, prefill_attention, overhead, speculative_round } kind;
   std::string key;  // weight format or KV format name; empty for the overhead
   double value = 0;
 };
 
 devices::Calibration with_factors(devices::Calibration c, const std::vector<Factor>& factors) {
   c.bandwidth_fraction.clear(), c.compute_fraction_by_format.clear(), c.attention_fraction.clear();
+  c.prefill_attention_fraction.clear();
   for (const auto& f : factors) switch (f.kind) {
       case Factor::Kind::bandwidth: c.bandwidth_fraction.emplace_back(f.key, f.value); break;
       case Factor::Kind::compute: c.compute_fraction_by_format.emplace_back(f.key, f.value); break;
       case Factor::Kind::attention: c.attention_fraction.emplace_back(f.key, f.value); break;
+      case Factor::Kind::prefill_attention: c.prefill_attention_fraction.emplace_back(f.key, f.value); break;
       case Factor::Kind::overhead: c.overhead_ms = f.value; break;
+      case Factor::Kind::speculative_round: c.speculative_round_ms = f.value; break;
     }
   return c;
 }
 
 // The factors a set of points can inform, started from the host's current values: bandwidth
-// and compute per weight format (targets and drafts), attention per KV format, the overhead.
+// and compute per weight format (targets and drafts), attention per KV format in each phase,
+// the overhead per pass, and, when some points speculate, the bookkeeping per round.
 std::vector<Factor> initial_factors(const std::vector<PointReport>& reports, const devices::Device& host) {
   std::vector<Factor> out;
   auto add = [&](Factor::Kind kind, const std::string& key, double value) {
@@ -139,6 +164,7 @@ std::vector<Factor> initial_factors(const std::vector<PointReport>& reports, con
       if (f.kind == kind && f.key == key) return;
     out.push_back({kind, key, std::max(value, 1e-3)});
   };
+  const auto per_pass = roofline::derating_for(host, "cpu", "f32");
   for (const auto& r : reports) {
     const auto& c = r.point.config;
     std::vector<std::string> formats = {std::string(info(c.weights).name)};
@@ -150,11 +176,22 @@ std::vector<Factor> initial_factors(const std::vector<PointReport>& reports, con
       add(Factor::Kind::compute, f, d.compute_fraction.mid);
     }
     const std::string kv(info(c.kv_type).name);
-    add(Factor::Kind::attention, kv, roofline::attention_fraction_for(host, "cpu", kv).mid);
+    using roofline::AttentionPhase;
+    add(Factor::Kind::attention, kv, roofline::attention_fraction_for(host, "cpu", kv, AttentionPhase::decode).mid);
+    add(Factor::Kind::prefill_attention, kv, roofline::attention_fraction_for(host, "cpu", kv, AttentionPhase::prefill).mid);
+    // Search in log space cannot leave zero: an unfitted round starts at one pass's overhead.
+    if (c.speculative.on())
+      add(Factor::Kind::speculative_round, "",
+          per_pass.speculative_round_ms > 0 ? per_pass.speculative_round_ms : per_pass.overhead_ms);
   }
-  add(Factor::Kind::overhead, "", roofline::derating_for(host, "cpu", "f32").overhead_ms);
+  add(Factor::Kind::overhead, "", per_pass.overhead_ms);
   return out;
 }
+
+// A fraction is relative to the host profile's figures, and a probe taken while a neighbour
+// loaded this shared machine can be a third of what the cores reach later: the bound only
+// keeps the search finite.
+constexpr double k_max_fraction = 16.0;
 
 double log_error(double predicted, double measured) {
   if (!(predicted > 0) || !(measured > 0)) return 0;  // a failed measurement informs nothing
@@ -217,7 +254,7 @@ devices::Calibration calibrate(const models::Model& model, const std::vector<Poi
     for (auto& f : factors)
       for (const double dir : {1.0, -1.0}) {
         const double before = f.value;
-        f.value = std::clamp(before * std::exp(dir * step), 1e-5, f.kind == Factor::Kind::overhead ? 1e4 : 2.0);
+        f.value = std::clamp(before * std::exp(dir * step), 1e-5, f.kind == Factor::Kind::overhead || f.kind == Factor::Kind::speculative_round ? 1e4 : k_max_fraction);
         const double e = error(factors);
         if (e < best) {
           best = e;

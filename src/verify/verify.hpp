@@ -48,8 +48,18 @@ Estimate predict(const models::Model& model, const devices::Device& host, const 
 
 std::vector<FigureCheck> compare(const Estimate& predicted, const Measurement& measured, const Tolerances& tol);
 
+// One figure over many points: how many are within tolerance and how large the errors are.
+struct FigureSummary {
+  std::string figure;
+  int within = 0, total = 0;
+  double median_abs_error = 0, max_abs_error = 0;  // fractions; a non-finite error counts as infinite
+};
+// One summary per figure, in the order of the checks.
+std::vector<FigureSummary> summarize(const std::vector<PointReport>& reports);
+
 // Fits the host's derating from reports of `model`'s points: bandwidth and compute fractions
-// per weight format, attention's fraction per KV format and the per-pass overhead (least
+// per weight format, attention's fractions per KV format (decode and prefill), the per-pass
+// overhead and, with speculative points, the per-round cost (least
 // squares of the log errors of decode tok/s and TTFT through `predict`), runtime memory and
 // the scratch factor (linear least squares). The result replaces any earlier calibration.
 devices::Calibration calibrate(const models::Model& model, const std::vector<PointReport>& reports,

@@ -132,6 +132,17 @@ TEST_CASE("cli verify --grid: KL per configuration on real weights, and the repo
   REQUIRE(again["points"].size() == 18);
   for (std::size_t i = 0; i < 18; ++i)
     CHECK(again["points"][i]["measured"]["decode_tok_s"] == doc["points"][i]["measured"]["decode_tok_s"]);
+  // The summary counts the points each figure is within tolerance for.
+  REQUIRE(again["summary"].size() == 3);
+  for (const auto& s : again["summary"]) {
+    int within = 0;
+    for (const auto& p : again["points"])
+      for (const auto& c : p["checks"])
+        if (c["figure"] == s["figure"] && c["pass"].get<bool>()) ++within;
+    CHECK(s["total"] == 18);
+    CHECK(s["within"] == within);
+  }
+  CHECK(again["host_profile"]["peak_bandwidth_gbps"].get<double>() > 0);
   // Other flags ask for points the report does not hold; KL needs real weights.
   CHECK(run("verify -m stories260k --grid --contexts 128 --device " + host.string() + " --replay " + report.string()).code == 3);
   CHECK(run("verify -m stories260k --weights q8_0 --device " + host.string() + " --eval-text " + k_text).code == 2);

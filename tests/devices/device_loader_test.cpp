@@ -107,7 +107,8 @@ TEST_CASE("devices::resolve_device: unknown ids suggest the closest", "[devices]
 TEST_CASE("devices::device_to_yaml: a written profile reads back", "[devices]") {
   auto d = devices::parse_device(k_valid, "devices/test-board.yaml", "test-board");
   REQUIRE(d.ok());
-  d->calibration = devices::Calibration{"test fit", {{"q4_0", 0.8}}, {{"q4_0", 0.5}}, 0.2, 30.0, 0.7, {{"q8_0", 0.05}}};
+  d->calibration = devices::Calibration{"test fit", {{"q4_0", 0.8}}, {{"q4_0", 0.5}}, 0.2,  30.0,
+                                        0.7,        {{"q8_0", 0.05}}, {{"q8_0", 0.09}}, 3.5};
   auto back = devices::parse_device(devices::device_to_yaml(*d), "round-trip", "");
   REQUIRE(back.ok());
   CHECK(back->peak_bandwidth_gbps == d->peak_bandwidth_gbps);
@@ -116,6 +117,9 @@ TEST_CASE("devices::device_to_yaml: a written profile reads back", "[devices]") 
   CHECK(back->calibration->scratch_fraction == 0.7);
   REQUIRE(back->calibration->attention_fraction.size() == 1);
   CHECK(back->calibration->attention_fraction.at(0) == std::pair<std::string, double>{"q8_0", 0.05});
+  REQUIRE(back->calibration->prefill_attention_fraction.size() == 1);
+  CHECK(back->calibration->prefill_attention_fraction.at(0) == std::pair<std::string, double>{"q8_0", 0.09});
+  CHECK(back->calibration->speculative_round_ms == 3.5);
   CHECK(back->calibration->compute_fraction_by_format.at(0).second == 0.5);
   CHECK(back->calibration->runtime_mib == 30.0);
 }

@@ -2,6 +2,8 @@
 // plan-document checks. The real engine run is in tests/cli (verify on stories260K).
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 #include "devices/device_db.hpp"
 #include "models/catalog.hpp"
 #include "verify/verify.hpp"
@@ -18,8 +20,8 @@ class FakeSource final : public verify::MeasurementSource {
   Result<verify::Measurement> measure(const verify::RunPoint& p) override {
     const auto e = verify::predict(m_model, m_truth, p, p.prompt_tokens);
     verify::Measurement out;
-    out.decode_tok_s = {e.latency.decode_tok_s.mid, e.latency.decode_tok_s.mid, e.latency.decode_tok_s.mid};
-    out.ttft_ms = {e.latency.ttft_ms.mid, e.latency.ttft_ms.mid, e.latency.ttft_ms.mid};
+    out.decode_tok_s = verify::spread_of({e.latency.decode_tok_s.mid});
+    out.ttft_ms = verify::spread_of({e.latency.ttft_ms.mid});
     out.peak_rss_bytes = e.memory.total_bytes + 12 * 1048576.0;  // 12 MiB the model does not know
     out.prompt_tokens = p.prompt_tokens;
     out.runs = 3;
@@ -62,14 +64,57 @@ TEST_CASE("verify::compare: relative errors and tolerance edges", "[verify]") {
   CHECK_FALSE(verify::compare(e, m, loose)[0].pass);
 }
 
+TEST_CASE("verify::spread_of: median, extremes and every run in order", "[verify]") {
+  const auto s = verify::spread_of({30.0, 10.0, 20.0, 40.0});
+  CHECK(s.median == 30.0);  // the upper middle of an even count
+  CHECK(s.min == 10.0);
+  CHECK(s.max == 40.0);
+  CHECK(s.runs == std::vector<double>{30.0, 10.0, 20.0, 40.0});
+  CHECK(verify::spread_of({}).runs.empty());
+}
+
+TEST_CASE("verify::summarize: within tolerance, median and largest error per figure", "[verify]") {
+  Estimate e;
+  e.latency.ttft_ms = Range::exact(100.0);
+  e.memory.total_bytes = 1000;
+  std::vector<verify::PointReport> reports;
+  for (double measured : {100.0, 95.0, 80.0}) {  // decode errors +0%, +5.3%, +25%
+    e.latency.decode_tok_s = Range::exact(100.0);
+    verify::Measurement m;
+    m.decode_tok_s.median = measured;
+    m.ttft_ms.median = 100.0;
+    m.peak_rss_bytes = 0;  // a failed measurement: an infinite error
+    verify::PointReport r;
+    r.checks = verify::compare(e, m, {});
+    reports.push_back(r);
+  }
+  const auto s = verify::summarize(reports);
+  REQUIRE(s.size() == 3);
+  CHECK(s[0].figure == "decode_tok_s");
+  CHECK(s[0].within == 2);
+  CHECK(s[0].total == 3);
+  CHECK(s[0].median_abs_error == Approx(5.0 / 95.0));
+  CHECK(s[0].max_abs_error == Approx(0.25));
+  CHECK(s[1].within == 3);
+  CHECK(s[1].max_abs_error == 0.0);
+  CHECK(s[2].within == 0);
+  CHECK(std::isinf(s[2].max_abs_error));
+  CHECK(verify::summarize({}).empty());
+}
+
 TEST_CASE("verify::calibrate: recovers the true factors of a fake host", "[verify]") {
   const auto model = models::resolve_model("smollm2-135m").value();
   auto host = fake_host();
   auto truth = host;
   // The "real" machine reaches 40% of peak bandwidth on q8_0, 30% on q4_0, 10% compute, and
   // its attention runs at 5% of the f32 peak over an f16 cache, 2% over a q8_0 one.
-  truth.calibration = devices::Calibration{"truth", {{"q8_0", 0.40}, {"q4_0", 0.30}}, {{"all", 0.10}}, 0.0, std::nullopt,
-                                           std::nullopt, {{"f16", 0.05}, {"q8_0", 0.02}}};
+  devices::Calibration true_factors;
+  true_factors.fitted_on = "truth";
+  true_factors.bandwidth_fraction = {{"q8_0", 0.40}, {"q4_0", 0.30}};
+  true_factors.compute_fraction_by_format = {{"all", 0.10}};
+  true_factors.overhead_ms = 0.0;
+  true_factors.attention_fraction = {{"f16", 0.05}, {"q8_0", 0.02}};
+  truth.calibration = true_factors;
   FakeSource source(model, truth);
   std::vector<verify::PointReport> reports;
   for (auto w : {TensorType::q8_0, TensorType::q4_0})
@@ -101,9 +146,11 @@ TEST_CASE("verify::calibrate: recovers the true factors of a fake host", "[verif
       CHECK(c.pass);
     }
   }
-  // Attention's rate is what the contexts tell apart (the weights' bandwidth and the fixed
-  // overhead are not: both are constant per format, and only their sum is fitted well).
-  const auto& att = host.calibration->attention_fraction;
+  // Prefill attention's rate is what the prompt lengths tell apart (the weights' bandwidth and
+  // the fixed overhead are not: both are constant per format, and only their sum is fitted
+  // well; nor is decode attention, which streams the KV at these short contexts). The truth
+  // has one rate for both phases.
+  const auto& att = host.calibration->prefill_attention_fraction;
   auto fraction = [&](const std::string& kv) {
     for (const auto& [k, v] : att)
       if (k == kv) return v;
