@@ -35,7 +35,7 @@ struct Calibration {
   // Prefill's attention runs many queries over the same keys and reaches a different rate
   // from decode's one query; absent, attention_fraction stands for both.
   std::vector<std::pair<std::string, double>> prefill_attention_fraction;
-  std::optional<double> speculative_round_ms;  // bookkeeping per speculative round (KV rollback, compare)
+  std::optional<double> speculative_round_ms;  // a speculative round's cost beyond its modelled passes
 };
 
 struct Device {

@@ -156,7 +156,7 @@ devices::Calibration with_factors(devices::Calibration c, const std::vector<Fact
 
 // The factors a set of points can inform, started from the host's current values: bandwidth
 // and compute per weight format (targets and drafts), attention per KV format in each phase,
-// the overhead per pass, and, when some points speculate, the bookkeeping per round.
+// the overhead per pass, and, when some points speculate, a round's cost beyond its passes.
 std::vector<Factor> initial_factors(const std::vector<PointReport>& reports, const devices::Device& host) {
   std::vector<Factor> out;
   auto add = [&](Factor::Kind kind, const std::string& key, double value) {
@@ -192,6 +192,11 @@ std::vector<Factor> initial_factors(const std::vector<PointReport>& reports, con
 // loaded this shared machine can be a third of what the cores reach later: the bound only
 // keeps the search finite.
 constexpr double k_max_fraction = 16.0;
+constexpr double k_max_ms = 1e4;
+
+double upper_bound(Factor::Kind kind) {
+  return kind == Factor::Kind::overhead || kind == Factor::Kind::speculative_round ? k_max_ms : k_max_fraction;
+}
 
 double log_error(double predicted, double measured) {
   if (!(predicted > 0) || !(measured > 0)) return 0;  // a failed measurement informs nothing
@@ -254,7 +259,7 @@ devices::Calibration calibrate(const models::Model& model, const std::vector<Poi
     for (auto& f : factors)
       for (const double dir : {1.0, -1.0}) {
         const double before = f.value;
-        f.value = std::clamp(before * std::exp(dir * step), 1e-5, f.kind == Factor::Kind::overhead || f.kind == Factor::Kind::speculative_round ? 1e4 : k_max_fraction);
+        f.value = std::clamp(before * std::exp(dir * step), 1e-5, upper_bound(f.kind));
         const double e = error(factors);
         if (e < best) {
           best = e;
