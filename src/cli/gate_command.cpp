@@ -27,7 +27,7 @@ Status measure_on_host(gate::Outcome& o, const models::Model& m, const gate::Bud
   p.model_id = m.id;
   if (!m.path.empty()) p.model_file = m.path;
   p.engine_weights = *engine_weights;
-  if (config.speculative.on() && config.speculative.kind != DraftKind::layers) {
+  if (config.speculative.has_draft_weights()) {
     const auto dw = info(config.speculative.draft_weights).engine_type;
     if (!dw) return make_error(ErrorKind::internal, "gate", "", "draft format not runnable by the engine");
     p.draft_engine_weights = *dw;

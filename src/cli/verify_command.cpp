@@ -92,7 +92,7 @@ json point_json(const verify::PointReport& r) {
           {"model", r.point.model_file ? r.point.model_file->string() : r.point.model_id},
           {"synthetic", m.synthetic}, {"kernels", m.kernels}, {"runs", m.runs},
           {"prompt_tokens", m.prompt_tokens}, {"decode_tokens", m.decode_tokens},
-          {"draft_engine_weights", r.point.config.speculative.kind == DraftKind::self || r.point.config.speculative.kind == DraftKind::model
+          {"draft_engine_weights", r.point.config.speculative.has_draft_weights()
                                        ? json(std::string(info(r.point.draft_engine_weights).name)) : json()},
           {"measured", {{"decode_tok_s", spread_json(m.decode_tok_s)}, {"ttft_ms", spread_json(m.ttft_ms)},
                         {"prefill_tok_s", spread_json(m.prefill_tok_s)}, {"peak_rss_bytes", m.peak_rss_bytes},
@@ -120,18 +120,18 @@ void print_point(const verify::PointReport& r) {
 }
 
 // A grid's figures at a glance: within tolerance, median and largest error, per figure.
-json summary_json(const std::vector<verify::PointReport>& reports) {
+json summary_json(const std::vector<verify::FigureSummary>& summary) {
   json out = json::array();
-  for (const auto& s : verify::summarize(reports))
+  for (const auto& s : summary)
     out.push_back({{"figure", s.figure}, {"within", s.within}, {"total", s.total},
                    {"median_abs_error", std::isfinite(s.median_abs_error) ? json(s.median_abs_error) : json()},
                    {"max_abs_error", std::isfinite(s.max_abs_error) ? json(s.max_abs_error) : json()}});
   return out;
 }
 
-void print_summary(const std::vector<verify::PointReport>& reports) {
-  if (reports.size() < 2) return;
-  for (const auto& s : verify::summarize(reports))
+void print_summary(const std::vector<verify::FigureSummary>& summary) {
+  if (summary.empty() || summary.front().total < 2) return;
+  for (const auto& s : summary)
     std::cout << "  " << pad(s.figure, 20) << s.within << "/" << s.total << " within tolerance, median |error| "
               << fixed(100 * s.median_abs_error, 1) << "%, largest " << fixed(100 * s.max_abs_error, 1) << "%\n";
 }
@@ -179,7 +179,7 @@ int run_verify(VerifyFlags f) {
     p.config.backend = "cpu";
     p.config.prompt = prompt;
     p.config.context = prompt + f.decode_tokens + (config.speculative.on() ? config.speculative.draft_len : 0);
-    if (config.speculative.on() && config.speculative.kind != DraftKind::layers) {
+    if (config.speculative.has_draft_weights()) {
       TRILEMMA_TRY(draft_weights, engine_type_of(config.speculative.draft_weights));
       p.draft_engine_weights = draft_weights;
     }
@@ -303,11 +303,13 @@ int run_verify(VerifyFlags f) {
                          {"measured_int8_gflops", host->measured_int8_gflops.value_or(0)},
                          {"calibrated", profile_was_calibrated}};
   for (const auto& r : reports) doc["points"].push_back(point_json(r));
-  doc["summary"] = summary_json(reports);
+  const auto summary = verify::summarize(reports);
+  const auto calibrated_summary = verify::summarize(calibrated);
+  doc["summary"] = summary_json(summary);
   if (f.calibrate) {
     doc["calibrated_points"] = json::array();
     for (const auto& r : calibrated) doc["calibrated_points"].push_back(point_json(r));
-    doc["calibrated_summary"] = summary_json(calibrated);
+    doc["calibrated_summary"] = summary_json(calibrated_summary);
   }
   if (!f.out.empty())
     if (auto w = io::write_file_atomically(f.out, doc.dump(2) + "\n"); !w.ok()) return report_error(w.error());
@@ -318,11 +320,11 @@ int run_verify(VerifyFlags f) {
               << "  figure              predicted     measured      error     tolerance\n";
     std::cout << (f.calibrate ? "\nbefore calibration (" + host->origin + " factors):\n" : "");
     for (const auto& r : reports) print_point(r);
-    print_summary(reports);
+    print_summary(summary);
     if (f.calibrate) {
       std::cout << "\nafter calibration:\n";
       for (const auto& r : calibrated) print_point(r);
-      print_summary(calibrated);
+      print_summary(calibrated_summary);
     }
     std::cout << "\n" << (pass ? "all figures within tolerance" : "some figures are out of tolerance") << "\n";
   }

@@ -65,7 +65,7 @@ Result<Emission> emit_llama_cpp(const solver::PlanDocument& plan) {
     set("-ngl", ngl(f));
     notes.push_back("-ngl " + ngl(f) + ": every layer and the output on the " + c.backend + " backend");
   }
-  if (c.speculative.kind == DraftKind::model || c.speculative.kind == DraftKind::self) {
+  if (c.speculative.has_draft_weights()) {
     set("-md", f.draft_file);
     set("--draft-max", std::to_string(c.speculative.draft_len));
     set("--draft-min", std::to_string(c.speculative.draft_len));

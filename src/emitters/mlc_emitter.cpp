@@ -70,7 +70,7 @@ Result<Emission> emit_mlc_llm(const solver::PlanDocument& plan) {
   if (c.kv_strategy == KvStrategy::offload)
     e.not_expressed.push_back({"kv_strategy", "offload", "MLC LLM's paged KV cache has no slower tier",
                                "a resident paged cache"});
-  if (c.speculative.kind == DraftKind::model || c.speculative.kind == DraftKind::self)
+  if (c.speculative.has_draft_weights())
     e.not_expressed.push_back({"speculative", std::string(draft_kind_name(c.speculative.kind)) + " g" + std::to_string(c.speculative.draft_len),
                                "mlc-chat-config.json has no speculative fields; serve with --speculative-mode small_draft "
                                "--additional-models " + f.draft_file + " and spec_draft_length " + std::to_string(c.speculative.draft_len),

@@ -37,7 +37,7 @@ Result<Emission> emit_ollama(const solver::PlanDocument& plan) {
   }
 
   common_not_expressed(f, "Ollama", e.not_expressed);
-  if (c.speculative.kind == DraftKind::model || c.speculative.kind == DraftKind::self)
+  if (c.speculative.has_draft_weights())
     e.not_expressed.push_back({"speculative", std::string(draft_kind_name(c.speculative.kind)) + " g" +
                                                   std::to_string(c.speculative.draft_len),
                                "Ollama has no speculative decoding", "plain decoding"});

@@ -250,19 +250,20 @@ Estimate estimate(const PreparedModel& pm, const PreparedDevice& pd, const Deplo
     }
     m.draft_bytes = draft_memory;
     const roofline::StepCost verify_pass = pass_cost(s, w.per_token, pm.active_params, kv_read_fast, attended, g + 1);
-    const double tokens_mid = measured ? roofline::tokens_per_pass_measured(prior.rate.mid, g) : roofline::tokens_per_pass(prior.rate.mid, g);
+    auto tokens_per_pass = [&](double a) {
+      return measured ? roofline::tokens_per_pass_measured(a, g) : roofline::tokens_per_pass(a, g);
+    };
     // Besides its passes a round compares drafts and rolls the KV back: a fitted constant.
     auto round_ms = [&](const roofline::Machine& draft_mc, const roofline::Machine& mc) {
       return g * roofline::step_ms(draft_step, draft_mc) + roofline::step_ms(verify_pass, mc) + slow_ms +
              derate.speculative_round_ms;
     };
     auto spec_ms_per_token = [&](const roofline::Machine& draft_mc, const roofline::Machine& mc, double a) {
-      const double tokens = measured ? roofline::tokens_per_pass_measured(a, g) : roofline::tokens_per_pass(a, g);
-      return round_ms(draft_mc, mc) / tokens;
+      return round_ms(draft_mc, mc) / tokens_per_pass(a);
     };
     const double target_ms = ms_mid;
     l.acceptance = prior.rate.mid;
-    l.tokens_per_pass = tokens_mid;
+    l.tokens_per_pass = tokens_per_pass(prior.rate.mid);
     l.draft_cost_ratio = roofline::step_ms(draft_step, draft_machines.mid) / (target_ms - slow_ms);
     ms_lo = spec_ms_per_token(draft_machines.low, lo, prior.rate.low);
     ms_mid = spec_ms_per_token(draft_machines.mid, mid, prior.rate.mid);

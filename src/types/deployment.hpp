@@ -45,6 +45,9 @@ struct SpeculativeConfig {
   std::uint32_t draft_len = 0;     // g, tokens drafted per target pass
   double measured_acceptance = 0;  // > 0: a rate verify measured, used instead of the prior
   bool on() const { return kind != DraftKind::none; }
+  // A draft with weights of its own (a model, or the target's lower-bit copy): layer-skip
+  // drafts run the target's.
+  bool has_draft_weights() const { return kind == DraftKind::model || kind == DraftKind::self; }
 };
 
 struct DeploymentConfig {

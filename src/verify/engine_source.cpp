@@ -140,8 +140,9 @@ Result<Measurement> EngineSource::measure(const RunPoint& p) {
 
 Result<std::vector<Measurement>> EngineSource::measure_all(const std::vector<RunPoint>& points, const Progress& progress) {
   // Round 0 warms up every point (page cache, CPU frequency) with a short prompt; rounds
-  // 1..runs each run every point once. Interleaving spreads each point's runs over the whole grid's time, so a slow
-  // minute on a shared host costs every point one run instead of costing one point all of its.
+  // 1..runs each run every point once. Interleaving spreads each point's runs over the whole
+  // grid's time, so a slow minute on a shared host costs every point one run instead of
+  // costing one point all of its.
   std::vector<Commands> cmds;
   for (const auto& p : points) cmds.push_back(commands(p));
   std::vector<std::vector<nlohmann::json>> runs(points.size());

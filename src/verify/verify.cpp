@@ -168,7 +168,7 @@ std::vector<Factor> initial_factors(const std::vector<PointReport>& reports, con
   for (const auto& r : reports) {
     const auto& c = r.point.config;
     std::vector<std::string> formats = {std::string(info(c.weights).name)};
-    if (c.speculative.kind == DraftKind::self || c.speculative.kind == DraftKind::model)
+    if (c.speculative.has_draft_weights())
       formats.emplace_back(info(c.speculative.draft_weights).name);
     for (const auto& f : formats) {
       const auto d = roofline::derating_for(host, "cpu", f);
@@ -233,8 +233,9 @@ devices::Calibration calibrate(const models::Model& model, const std::vector<Poi
   // Latency: the factors that minimise the squared log error of decode tok/s and TTFT over all
   // points, through the very predictor that plans use (so a fitted host reproduces its own
   // measurements as far as the model's form allows). Bandwidth and compute per weight format,
-  // attention per KV format and one fixed overhead per forward pass are separable because the
-  // grid varies weights, KV formats and contexts independently. Coordinate search in log
+  // attention per KV format (decode and prefill), one fixed overhead per forward pass and one
+  // per speculative round are separable because the grid varies weights, KV formats, contexts
+  // and speculation independently. Coordinate search in log
   // space: each factor in turn moves by a factor e^step up or down when that lowers the error.
   std::vector<Factor> factors = initial_factors(reports, host);
   devices::Device trial = host;
