@@ -44,11 +44,11 @@ int main() {
   };
   const auto probe = plan_on(device);
   const auto pm = solver::PreparedModel::prepare(*model);
-  const auto pd = solver::PreparedDevice::prepare(device);
+  const auto pd = solver::PreparedDevice::prepare(device).value();
   DeploymentConfig cfg;
   volatile double sink = 0;
   const double estimate_ms = median_ms(201, [&] {
-    for (int i = 0; i < 100; ++i) sink = sink + solver::estimate(pm, pd, cfg).latency.decode_tok_s.mid;
+    for (int i = 0; i < 100; ++i) sink = sink + solver::estimate(pm, pd, cfg)->latency.decode_tok_s.mid;
   }) / 100;
   const double plan_ms = median_ms(21, [&] { sink = sink + double(plan_on(device).evaluated); });
   const double all_ms = median_ms(5, [&] {

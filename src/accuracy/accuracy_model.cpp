@@ -12,7 +12,7 @@ constexpr std::string_view k_ppl_table =
     "llama.cpp tools/perplexity/README.md, LLaMA-3-8B, wikitext-2 ctx 512 (PR #6936)";
 
 // Indexed by WeightFormat. Ranges span the published spread (imatrix or not, builds).
-constexpr std::array k_weight_loss = {
+constexpr std::array<LossFigure, static_cast<std::size_t>(WeightFormat::count)> k_weight_loss = {
     LossFigure{"f32", k_llama3_8b, {0, 0, 0}, {0, 0, 0}, "reference precision"},
     LossFigure{"bf16", k_llama3_8b, {0.000025, 0.000025, 0.000025}, {0, 0.01, 0.02}, k_ppl_table},
     LossFigure{"f16", k_llama3_8b, {0, 0, 0}, {0, 0, 0}, "the published tables' baseline"},
@@ -29,7 +29,25 @@ constexpr std::array k_weight_loss = {
     // IQ2_XS, which uses a trained lattice); `trilemma eval` measures them (docs/accuracy.md).
     LossFigure{"int3", k_llama3_8b, {0.09, 0.25, 0.45}, {10, 30, 56}, "estimate by analogy to Q3_K_M/Q2_K"},
     LossFigure{"int2", k_llama3_8b, {0.55, 1.5, 3.0}, {73, 300, 1000}, "estimate by analogy to IQ2_XS; collapse"},
+    // NPU integer formats. Per-channel int4 with 16-bit activations: GPTQ w4a16 keeps 98.9% of
+    // Llama-3.1-8B's OpenLLM v1 score (Neural Magic), plain round-to-nearest is nearer Q4_0:
+    // bracketed by llama.cpp's Q4_K_M and Q4_0. Int8 weights are Q8_0-like; int8 activations
+    // add little (w8a8 keeps 100.3%, Neural Magic).
+    LossFigure{"w4a16", k_llama3_8b, {0.028, 0.05, 0.08}, {2.4, 5.0, 8.2},
+               "bracketed by llama.cpp Q4_K_M and Q4_0 (LLaMA-3-8B, PR #6936); GPTQ w4a16 Llama-3.1-8B 98.9% recovery (neuralmagic/Meta-Llama-3.1-8B-Instruct-quantized.w4a16)"},
+    LossFigure{"w8a16", k_llama3_8b, {0.0010, 0.0014, 0.0018}, {0.02, 0.04, 0.06}, "as llama.cpp Q8_0 (PR #6936)"},
+    LossFigure{"w8a8", k_llama3_8b, {0.0010, 0.0020, 0.0040}, {0.02, 0.1, 0.3},
+               "Q8_0 plus int8 activations: w8a8 Llama-3.1-8B 100.3% OpenLLM v1 recovery (neuralmagic model card); range widened for activation outliers"},
 };
+
+static_assert(k_weight_loss.size() == static_cast<std::size_t>(WeightFormat::count));
+
+constexpr bool loss_in_enum_order() {
+  for (std::size_t i = 0; i < k_weight_loss.size(); ++i)
+    if (k_weight_loss[i].format.empty()) return false;
+  return true;
+}
+static_assert(loss_in_enum_order(), "one loss figure per weight format");
 
 constexpr LossFigure k_kv_q8_0{"q8_0", k_llama3_8b, {0.0008, 0.0010, 0.0014}, {0.05, 0.08, 0.15},
                                "llama.cpp PR #7412: LLaMA-3-8B, q8_0 K and V, wikitext-2"};

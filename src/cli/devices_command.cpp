@@ -25,21 +25,40 @@ json fractions_json(const std::vector<std::pair<std::string, double>>& table) {
 
 json optional_json(const std::optional<double>& v) { return v ? json(*v) : json(); }
 
+json calibration_json(const devices::Calibration& c) {
+  json backends = json::object();
+  for (const auto& b : c.backends)
+    backends[b.backend] = {{"bandwidth_fraction", fractions_json(b.bandwidth_fraction)},
+                           {"compute_fraction", fractions_json(b.compute_fraction)},
+                           {"attention_fraction", fractions_json(b.attention_fraction)},
+                           {"prefill_attention_fraction", fractions_json(b.prefill_attention_fraction)},
+                           {"overhead_ms", optional_json(b.overhead_ms)},
+                           {"speculative_round_ms", optional_json(b.speculative_round_ms)},
+                           {"runtime_mib", optional_json(b.runtime_mib)},
+                           {"scratch_fraction", optional_json(b.scratch_fraction)}};
+  return {{"fitted_on", c.fitted_on}, {"files", c.files}, {"points", c.points ? json(*c.points) : json()},
+          {"error_before", optional_json(c.error_before)}, {"error_after", optional_json(c.error_after)},
+          {"backends", backends}};
+}
+
+// Every compute path the device has a peak for, G(FL)OP/s with all cores.
+json peaks_json(const devices::Device& d) {
+  json out = json::object();
+  for (const auto& p : compute_paths())
+    if (auto g = d.peak_gops(p.path)) out[std::string(p.name)] = *g;
+  return out;
+}
+
 json device_json(const devices::Device& d) {
-  json calibration;  // null unless verify --calibrate fitted this profile
-  if (d.calibration) {
-    const auto& c = *d.calibration;
-    calibration = {{"fitted_on", c.fitted_on}, {"bandwidth_fraction", fractions_json(c.bandwidth_fraction)},
-                   {"compute_fraction", fractions_json(c.compute_fraction_by_format)},
-                   {"attention_fraction", fractions_json(c.attention_fraction)},
-                   {"prefill_attention_fraction", fractions_json(c.prefill_attention_fraction)},
-                   {"overhead_ms", optional_json(c.overhead_ms)}, {"speculative_round_ms", optional_json(c.speculative_round_ms)},
-                   {"runtime_mib", optional_json(c.runtime_mib)}, {"scratch_fraction", optional_json(c.scratch_fraction)}};
-  }
+  const json calibration = d.calibration ? calibration_json(*d.calibration) : json();  // null unless fitted
   json clusters = json::array();
   for (const auto& c : d.clusters)
     clusters.push_back({{"kind", c.kind}, {"cores", c.cores}, {"core", c.core}, {"clock_ghz", c.clock_ghz},
-                        {"fp32_flops_per_cycle", c.fp32_flops_per_cycle}});
+                        {"fp32_flops_per_cycle", c.fp32_flops_per_cycle},
+                        {"fp16_flops_per_cycle", optional_json(c.fp16_flops_per_cycle)},
+                        {"int8_dot_ops_per_cycle", optional_json(c.int8_dot_ops_per_cycle)},
+                        {"int8_matmul_ops_per_cycle", optional_json(c.int8_matmul_ops_per_cycle)},
+                        {"rates_source", c.rates_source}});
   json sources = json::array();
   for (const auto& s : d.sources) sources.push_back({{"fields", s.fields}, {"url", s.url}, {"basis", s.basis}, {"note", s.note}});
   return {{"id", d.id}, {"name", d.name}, {"vendor", d.vendor}, {"class", d.device_class},
@@ -49,7 +68,10 @@ json device_json(const devices::Device& d) {
           {"tdp_w", d.tdp_w ? json(*d.tdp_w) : json()}, {"isa", d.isa}, {"clusters", clusters},
           {"cpu_peak_gflops", d.cpu_peak_gflops()}, {"features", d.cpu_features}, {"backends", d.backends},
           {"gpu", d.gpu_name}, {"gpu_fp32_tflops", d.gpu_fp32_tflops ? json(*d.gpu_fp32_tflops) : json()},
-          {"npu_int8_tops", d.npu_int8_tops ? json(*d.npu_int8_tops) : json()}, {"origin", d.origin},
+          {"gpu_fp16_tflops", optional_json(d.gpu_fp16_tflops)}, {"gpu_fp16_tensor_tflops", optional_json(d.gpu_fp16_tensor_tflops)},
+          {"gpu_int8_tensor_tops", optional_json(d.gpu_int8_tensor_tops)},
+          {"npu_int8_tops", optional_json(d.npu_int8_tops)}, {"npu_int4_tops", optional_json(d.npu_int4_tops)},
+          {"npu_fp16_tflops", optional_json(d.npu_fp16_tflops)}, {"peak_gops", peaks_json(d)}, {"origin", d.origin},
           {"sources", sources}, {"notes", d.notes},
           {"measured_compute_gflops", optional_json(d.measured_compute_gflops)},
           {"measured_int8_gflops", optional_json(d.measured_int8_gflops)}, {"calibration", calibration}};
@@ -89,6 +111,26 @@ int show(const std::string& id, bool as_json) {
   if (!d->gpu_name.empty())
     std::cout << "  gpu        " << d->gpu_name << (d->gpu_fp32_tflops ? ", " + fixed(*d->gpu_fp32_tflops, 1) + " TFLOPS FP32" : "") << "\n";
   if (d->npu_int8_tops) std::cout << "  npu        " << fixed(*d->npu_int8_tops, 0) << " TOPS (" << d->npu_note << ")\n";
+  std::cout << "  peaks      ";
+  for (const auto& p : compute_paths())
+    if (auto g = d->peak_gops(p.path)) std::cout << p.name << " " << fixed(*g, 0) << "  ";
+  std::cout << "(G(FL)OP/s, all cores)\n";
+  if (d->calibration) {
+    const auto& c = *d->calibration;
+    std::cout << "  calibrated " << c.fitted_on;
+    if (c.points) std::cout << ", " << *c.points << " points";
+    if (c.error_before && c.error_after)
+      std::cout << ", median error " << fixed(*c.error_before * 100, 1) << "% -> " << fixed(*c.error_after * 100, 1) << "%";
+    std::cout << "\n";
+    for (const auto& b : c.backends) {
+      std::cout << "             " << b.backend << ":";
+      for (const auto& [k, v] : b.bandwidth_fraction) std::cout << " bandwidth[" << k << "] " << fixed(v, 3);
+      for (const auto& [k, v] : b.compute_fraction) std::cout << " compute[" << k << "] " << fixed(v, 3);
+      if (b.overhead_ms) std::cout << " overhead " << fixed(*b.overhead_ms, 2) << " ms";
+      if (b.runtime_mib) std::cout << " runtime " << fixed(*b.runtime_mib, 0) << " MiB";
+      std::cout << "\n";
+    }
+  }
   if (d->tdp_w) std::cout << "  power      " << fixed(*d->tdp_w, 0) << " W " << d->power_envelope << "\n";
   std::cout << "  backends   ";
   for (const auto& b : d->backends) std::cout << b << " ";
@@ -114,7 +156,8 @@ int validate(const std::vector<std::string>& paths, bool as_json) {
     std::vector<std::filesystem::path> files;
     if (std::filesystem::is_directory(p)) {
       for (const auto& e : std::filesystem::directory_iterator(p))
-        if (e.path().extension() == ".yaml" && e.path().stem() != "classes" && e.path().stem() != "derating")
+        if (e.path().extension() == ".yaml" && e.path().stem() != "classes" && e.path().stem() != "derating" &&
+            e.path().stem() != "cores" && e.path().stem() != "fitted")
           files.push_back(e.path());
     } else {
       files.push_back(p);

@@ -50,7 +50,11 @@ Result<solver::Pins> pins_from(const PlanFlags& f) {
     p.kv_resident_fraction = f.kv_resident;
     if (!p.strategy) p.strategy = KvStrategy::offload;
   }
-  if (!f.backend.empty()) p.backend = f.backend;
+  if (!f.backend.empty()) {
+    p.backend = backend_from_name(f.backend);
+    if (!p.backend)
+      return make_error(ErrorKind::usage, "--backend", "", "unknown backend '" + f.backend + "' (expected one of: " + backend_names() + ")");
+  }
   p.threads = f.threads;
   if (f.no_speculative) p.speculative = false;
   if (f.speculative || !f.draft.empty() || !f.draft_model.empty()) p.speculative = true;
@@ -147,7 +151,7 @@ int run_plan(const PlanFlags& f) {
   auto catalog = models::builtin_models();
   if (!catalog.ok()) return report_error(catalog.error());
   if (pins->backend && !device->has_backend(*pins->backend))
-    return report_error(make_error(ErrorKind::usage, "--backend", "", "device " + device->id + " has no '" + *pins->backend + "' backend"));
+    return report_error(make_error(ErrorKind::usage, "--backend", "", "device " + device->id + " has no '" + std::string(info(*pins->backend).name) + "' backend"));
 
   solver::PlanRequest req;
   req.model = &*model;
@@ -202,7 +206,7 @@ void add_plan_command(CLI::App& app, Handler& handler) {
   cmd->add_option("--window", f.window, "sliding window positions (implies --kv-strategy sliding)");
   cmd->add_option("--sinks", f.sinks, "sink tokens kept with a sliding window (default 4)");
   cmd->add_option("--kv-resident", f.kv_resident, "share of the KV kept in fast memory (implies offload)");
-  cmd->add_option("--backend", f.backend, "pin the backend (cpu, metal, cuda, vulkan, opencl)");
+  cmd->add_option("--backend", f.backend, "pin the backend (" + backend_names() + ")");
   cmd->add_option("--threads", f.threads, "pin the CPU thread count");
   cmd->add_flag("--no-speculative", f.no_speculative, "plain decoding only");
   cmd->add_flag("--speculative", f.speculative, "speculative decoding only");

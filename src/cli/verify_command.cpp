@@ -176,7 +176,7 @@ int run_verify(VerifyFlags f) {
     verify::RunPoint p;
     p.config = config;
     p.config.weights = w;
-    p.config.backend = "cpu";
+    p.config.backend = Backend::cpu;
     p.config.prompt = prompt;
     p.config.context = prompt + f.decode_tokens + (config.speculative.on() ? config.speculative.draft_len : 0);
     if (config.speculative.has_draft_weights()) {
@@ -262,7 +262,9 @@ int run_verify(VerifyFlags f) {
     verify::PointReport r;
     r.point = points[i];
     r.measured = m;
-    r.predicted = verify::predict(*model, *host, r.point, m.prompt_tokens, m.acceptance);
+    auto predicted = verify::predict(*model, *host, r.point, m.prompt_tokens, m.acceptance);
+    if (!predicted.ok()) return report_error(predicted.error());
+    r.predicted = std::move(*predicted);
     r.checks = verify::compare(r.predicted, r.measured, f.tol);
     reports.push_back(std::move(r));
   }
@@ -283,7 +285,9 @@ int run_verify(VerifyFlags f) {
     on += ", unix time " + when;
     host->calibration = verify::calibrate(*model, reports, *host, on);
     for (auto r : reports) {
-      r.predicted = verify::predict(*model, *host, r.point, r.measured.prompt_tokens, r.measured.acceptance);
+      auto predicted = verify::predict(*model, *host, r.point, r.measured.prompt_tokens, r.measured.acceptance);
+      if (!predicted.ok()) return report_error(predicted.error());
+      r.predicted = std::move(*predicted);
       r.checks = verify::compare(r.predicted, r.measured, f.tol);
       calibrated.push_back(std::move(r));
     }

@@ -5,6 +5,9 @@
 #include <string>
 #include <vector>
 
+#include "types/backend.hpp"
+#include "types/compute_path.hpp"
+
 namespace trilemma::devices {
 
 struct CpuCluster {
@@ -13,6 +16,12 @@ struct CpuCluster {
   std::string core;  // microarchitecture
   double clock_ghz = 0;
   double fp32_flops_per_cycle = 0;  // per core
+  // Per core and cycle on the other CPU paths (types/compute_path.hpp): from the device file,
+  // else from devices/cores.yaml for `core`; absent = the core has no such path.
+  std::optional<double> fp16_flops_per_cycle, int8_dot_ops_per_cycle, int8_matmul_ops_per_cycle;
+  std::string rates_source;  // where the per-path rates came from
+  // Per core and cycle on `path`, nullopt for GPU/NPU paths or when the core lacks it.
+  std::optional<double> ops_per_cycle(ComputePath path) const;
 };
 
 struct Source {
@@ -22,24 +31,37 @@ struct Source {
   std::string note;
 };
 
-// Factors that turn datasheet peaks into what an engine achieves. Present only on profiles
-// written by `verify --calibrate`; otherwise devices/derating.yaml applies.
-struct Calibration {
-  std::string fitted_on;                 // what the fit was measured on, and when
-  std::vector<std::pair<std::string, double>> bandwidth_fraction;  // weight format -> fraction of peak
-  std::vector<std::pair<std::string, double>> compute_fraction_by_format;  // weight format -> fraction
-  std::optional<double> overhead_ms;     // fixed per-token overhead
+// Factors that turn datasheet peaks into what one backend achieves on this device, fitted
+// from measurements (`verify --calibrate` on the host, `trilemma calibrate` from benchmark
+// results). Keys: a weight format name, a compute path name (compute only) or "all".
+struct BackendCalibration {
+  std::string backend = "cpu";
+  std::vector<std::pair<std::string, double>> bandwidth_fraction;  // fraction of peak bandwidth
+  std::vector<std::pair<std::string, double>> compute_fraction;    // fraction of the path's peak
+  std::optional<double> overhead_ms;     // fixed per forward pass
   std::optional<double> runtime_mib;     // resident memory besides weights, KV and scratch
   std::optional<double> scratch_fraction;  // measured scratch / the compute-buffer model
-  std::vector<std::pair<std::string, double>> attention_fraction;  // KV format -> fraction of f32 compute (decode)
+  std::vector<std::pair<std::string, double>> attention_fraction;  // KV format -> fraction of the attention peak (decode)
   // Prefill's attention runs many queries over the same keys and reaches a different rate
   // from decode's one query; absent, attention_fraction stands for both.
   std::vector<std::pair<std::string, double>> prefill_attention_fraction;
   std::optional<double> speculative_round_ms;  // a speculative round's cost beyond its modelled passes
 };
 
+struct Calibration {
+  std::string fitted_on;               // what the fit was measured on, and when
+  std::vector<std::string> files;      // the result files it read, when it read files
+  std::optional<std::uint32_t> points;  // measurements fitted
+  // Median absolute relative error of the fitted figures before and after the fit.
+  std::optional<double> error_before, error_after;
+  std::vector<BackendCalibration> backends;
+  const BackendCalibration* find(const std::string& backend) const;
+  BackendCalibration& at(const std::string& backend);  // adds the backend when absent
+};
+
 struct Device {
   std::string id;
+  std::string csv_id;  // row of ../shared/reference/devices.csv it started from, when it did
   std::string name;
   std::string vendor;
   std::string device_class;  // phone | laptop | desktop | board | module | mcu | gpu
@@ -52,6 +74,9 @@ struct Device {
   std::optional<double> bus_width_bits;
   double peak_bandwidth_gbps = 0;
   std::string bandwidth_basis;  // published | derived | derived-assumed | estimated | measured
+  // What the CPU cores alone were measured to read (STREAM, tinymembench, a read kernel), when
+  // published: on many SoCs they reach far less of the DRAM than the GPU does.
+  std::optional<double> cpu_read_gbps;
   std::optional<double> os_reserve_gib;
 
   std::optional<double> tdp_w;
@@ -62,8 +87,8 @@ struct Device {
   std::vector<std::string> cpu_features;
 
   std::string gpu_name;
-  std::optional<double> gpu_fp32_tflops, gpu_fp16_tflops, gpu_fp16_tensor_tflops;
-  std::optional<double> npu_int8_tops;
+  std::optional<double> gpu_fp32_tflops, gpu_fp16_tflops, gpu_fp16_tensor_tflops, gpu_int8_tensor_tops;
+  std::optional<double> npu_int8_tops, npu_int4_tops, npu_fp16_tflops;
   std::string npu_note;
 
   std::vector<std::string> backends;
@@ -79,6 +104,11 @@ struct Device {
   // Peak FP32 GFLOP/s of all CPU cores: sum of cores x GHz x flops/cycle.
   double cpu_peak_gflops() const;
   bool has_backend(const std::string& backend) const;
+  bool has_backend(Backend backend) const;
+  // Peak G(FL)OP/s of `path`: CPU paths over the fastest `threads` cores (0 = all; every core
+  // used must have the path), GPU and NPU paths from their published figures. nullopt when
+  // the device has no such path or no published figure for it.
+  std::optional<double> peak_gops(ComputePath path, std::uint32_t threads = 0) const;
 };
 
 }  // namespace trilemma::devices

@@ -21,6 +21,19 @@ std::string stem_of(std::string_view path) {
   return std::filesystem::path(std::string(path)).stem().string();
 }
 
+// devices/ also holds the shared tables, which are not devices.
+bool is_table(const std::string& stem) {
+  return stem == "classes" || stem == "derating" || stem == "cores" || stem == "fitted";
+}
+
+// A built-in device with its fitted calibration, unless its file has one.
+Result<Device> builtin(const io::EmbeddedFile& f, const std::string& id) {
+  TRILEMMA_TRY(d, parse_device(std::string(f.content), std::string(f.path), id));
+  if (!d.calibration)
+    if (const auto* c = fitted_calibration(d.id)) d.calibration = *c;
+  return d;
+}
+
 // Levenshtein distance, for "did you mean" suggestions.
 std::size_t edit_distance(const std::string& a, const std::string& b) {
   std::vector<std::size_t> row(b.size() + 1);
@@ -43,8 +56,8 @@ Result<std::vector<Device>> builtin_devices() {
   std::vector<Device> out;
   for (const auto& f : io::embedded_yaml_in("devices")) {
     const std::string stem = stem_of(f.path);
-    if (stem == "classes" || stem == "derating") continue;  // shared tables, not devices
-    TRILEMMA_TRY(d, parse_device(std::string(f.content), std::string(f.path), stem));
+    if (is_table(stem)) continue;
+    TRILEMMA_TRY(d, builtin(f, stem));
     out.push_back(std::move(d));
   }
   std::sort(out.begin(), out.end(), [](auto& a, auto& b) { return a.id < b.id; });
@@ -82,13 +95,13 @@ Result<Device> resolve_device(const std::string& id_or_path) {
     return parse_device(text, id_or_path, "");
   }
   for (const auto& f : io::embedded_yaml_in("devices")) {
-    if (stem_of(f.path) == id_or_path) return parse_device(std::string(f.content), std::string(f.path), id_or_path);
+    if (stem_of(f.path) == id_or_path && !is_table(id_or_path)) return builtin(f, id_or_path);
   }
   // Unknown id: suggest the closest ones.
   std::vector<std::pair<std::size_t, std::string>> near;
   for (const auto& f : io::embedded_yaml_in("devices")) {
     const std::string stem = stem_of(f.path);
-    if (stem == "classes" || stem == "derating") continue;
+    if (is_table(stem)) continue;
     std::size_t dist = edit_distance(id_or_path, stem);
     if (stem.find(id_or_path) != std::string::npos) dist = std::min<std::size_t>(dist, 1);
     near.emplace_back(dist, stem);
@@ -101,26 +114,87 @@ Result<Device> resolve_device(const std::string& id_or_path) {
                                                   "; `trilemma devices list` shows all");
 }
 
-ClassDefaults class_defaults(const std::string& device_class) {
-  ClassDefaults out;
-  for (const auto& f : io::embedded_yaml_in("devices")) {
-    if (stem_of(f.path) != "classes") continue;
-    auto doc = io::parse_yaml(std::string(f.content), std::string(f.path));
-    if (!doc.ok()) return out;
-    const YAML::Node node = (*doc)["classes"][device_class];
-    if (!node.IsDefined()) return out;
-    out.os_reserve_fraction = node["os_reserve_fraction"].as<double>(out.os_reserve_fraction);
-    if (node["sources"].IsSequence() && node["sources"].size() > 0) {
-      const auto s = node["sources"][0];
-      out.source = s["url"] ? s["url"].as<std::string>() : s["basis"].as<std::string>("");
+Result<std::vector<std::pair<std::string, Calibration>>> parse_fitted_calibrations(const std::string& text,
+                                                                                    const std::string& file) {
+  TRILEMMA_TRY(doc, io::parse_yaml(text, file));
+  io::YamlContext ctx(file);
+  io::FieldReader root(ctx, doc, "");
+  root.string("fitted_on");
+  root.raw("backends");  // the derating tables' part: roofline reads it
+  std::vector<std::pair<std::string, Calibration>> out;
+  if (auto devices = root.optional_map("devices")) {
+    for (const auto& kv : devices->node()) {
+      const std::string id = kv.first.Scalar();
+      out.emplace_back(id, read_calibration(devices->map(id)));
     }
+    devices->finish();
   }
+  root.finish();
+  if (ctx.failed()) return ctx.error();
   return out;
+}
+
+const Calibration* fitted_calibration(const std::string& id) {
+  static const std::vector<std::pair<std::string, Calibration>> table = [] {
+    for (const auto& f : io::embedded_files())
+      if (f.path == "devices/fitted.yaml") {
+        // Built in and checked by the tests; a broken file fits nothing rather than failing every device.
+        auto parsed = parse_fitted_calibrations(std::string(f.content), std::string(f.path));
+        if (parsed.ok()) return *parsed;
+      }
+    return std::vector<std::pair<std::string, Calibration>>{};
+  }();
+  for (const auto& [key, c] : table)
+    if (key == id) return &c;
+  return nullptr;
+}
+
+Result<std::vector<ClassDefaults>> parse_class_table(const std::string& text, const std::string& file) {
+  static const std::vector<std::string> k_classes = {"phone", "laptop", "desktop", "board", "module", "mcu", "gpu"};
+  TRILEMMA_TRY(doc, io::parse_yaml(text, file));
+  io::YamlContext ctx(file);
+  io::FieldReader root(ctx, doc, "");
+  auto classes = root.map("classes");
+  std::vector<ClassDefaults> out;
+  for (const auto& name : k_classes) {
+    auto row = classes.map(name);
+    ClassDefaults c{name, row.number("os_reserve_fraction"), ""};
+    if (!ctx.failed() && !(c.os_reserve_fraction >= 0 && c.os_reserve_fraction < 1))
+      ctx.fail(row.node()["os_reserve_fraction"], row.field("os_reserve_fraction"), "must be in [0, 1)");
+    for (auto s : row.map_list("sources")) {
+      s.string_list("fields");
+      const auto url = s.optional_string("url"), basis = s.optional_string("basis");
+      s.optional_string("note");
+      if (!ctx.failed() && !url && !basis) ctx.fail(s.node(), s.path(), "a source needs a url or a basis");
+      if (c.source.empty()) c.source = url ? *url : basis.value_or("");
+      s.finish();
+    }
+    row.finish();
+    out.push_back(std::move(c));
+  }
+  classes.finish();
+  root.finish();
+  if (ctx.failed()) return ctx.error();
+  return out;
+}
+
+Result<const std::vector<ClassDefaults>*> class_table() {
+  static const Result<std::vector<ClassDefaults>> table = []() -> Result<std::vector<ClassDefaults>> {
+    for (const auto& f : io::embedded_files())
+      if (f.path == "devices/classes.yaml") return parse_class_table(std::string(f.content), std::string(f.path));
+    return make_error(ErrorKind::internal, "devices/classes.yaml", "", "not compiled in");
+  }();
+  if (!table.ok()) return table.error();
+  return &table.value();
 }
 
 double usable_memory_gib(const Device& d) {
   if (d.os_reserve_gib) return d.ram_gib - *d.os_reserve_gib;
-  return d.ram_gib * (1.0 - class_defaults(d.device_class).os_reserve_fraction);
+  double reserve = 0;
+  if (auto table = class_table(); table.ok())
+    for (const auto& c : **table)
+      if (c.device_class == d.device_class) reserve = c.os_reserve_fraction;
+  return d.ram_gib * (1.0 - reserve);
 }
 
 }  // namespace trilemma::devices

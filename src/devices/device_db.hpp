@@ -17,14 +17,24 @@ Result<std::vector<Device>> builtin_devices();
 // Unknown ids get an error that suggests the closest ids.
 Result<Device> resolve_device(const std::string& id_or_path);
 
-// Share of RAM an app may use on a class of device (1 - OS reserve), with its source.
+// devices/classes.yaml: share of RAM the OS keeps on each class of device, with its source.
+// Read once and strictly; every class of devices/README.md must be present.
 struct ClassDefaults {
-  double os_reserve_fraction = 0.25;
+  std::string device_class;
+  double os_reserve_fraction = 0;
   std::string source;
 };
-ClassDefaults class_defaults(const std::string& device_class);
+Result<std::vector<ClassDefaults>> parse_class_table(const std::string& yaml_text, const std::string& file);
+Result<const std::vector<ClassDefaults>*> class_table();
 
-// RAM one process can use on `device`, GiB.
+// devices/fitted.yaml's calibrations of built-in devices, fitted to their published
+// measurements (`trilemma fidelity --write`), by device id; read once. A built-in device
+// without a calibration block of its own gets its entry here.
+Result<std::vector<std::pair<std::string, Calibration>>> parse_fitted_calibrations(const std::string& yaml_text,
+                                                                                    const std::string& file);
+const Calibration* fitted_calibration(const std::string& device_id);
+
+// RAM one process can use on `device`, GiB (an unknown class keeps nothing back).
 double usable_memory_gib(const Device& device);
 
 // Where `host` is cached; TRILEMMA_HOST_PROFILE overrides.

@@ -3,6 +3,7 @@
 #include <yaml-cpp/yaml.h>
 
 
+#include "devices/core_table.hpp"
 #include "io/yaml_fields.hpp"
 
 namespace trilemma::devices {
@@ -12,7 +13,6 @@ const std::vector<std::string> k_classes = {"phone", "laptop", "desktop", "board
 const std::vector<std::string> k_bases = {"published", "derived", "derived-assumed", "estimated", "measured"};
 const std::vector<std::string> k_isas = {"arm64", "x86-64", "xtensa"};
 const std::vector<std::string> k_cluster_kinds = {"prime", "performance", "efficiency"};
-const std::vector<std::string> k_backends = {"cpu", "metal", "cuda", "vulkan", "opencl", "qnn", "coreml", "nnapi"};
 
 void read_memory(io::FieldReader m, Device& d) {
   d.ram_options_gib = m.number_list("ram_options_gib");
@@ -23,6 +23,7 @@ void read_memory(io::FieldReader m, Device& d) {
   d.bus_width_bits = m.optional_positive("bus_width_bits");
   d.peak_bandwidth_gbps = m.positive("peak_bandwidth_gbps");
   d.bandwidth_basis = m.choice("bandwidth_basis", k_bases);
+  d.cpu_read_gbps = m.optional_positive("cpu_read_gbps");
   d.os_reserve_gib = m.optional_number("os_reserve_gib");
   if (d.os_reserve_gib && (*d.os_reserve_gib < 0 || *d.os_reserve_gib >= d.ram_gib))
     m.context().fail(m.node()["os_reserve_gib"], m.field("os_reserve_gib"), "must be >= 0 and below default_ram_gib");
@@ -41,6 +42,10 @@ void read_cpu(io::FieldReader c, Device& d) {
     k.core = cl.string("core");
     k.clock_ghz = cl.positive("clock_ghz");
     k.fp32_flops_per_cycle = cl.positive("fp32_flops_per_cycle");
+    k.fp16_flops_per_cycle = cl.optional_positive("fp16_flops_per_cycle");
+    k.int8_dot_ops_per_cycle = cl.optional_positive("int8_dot_ops_per_cycle");
+    k.int8_matmul_ops_per_cycle = cl.optional_positive("int8_matmul_ops_per_cycle");
+    if (k.fp16_flops_per_cycle || k.int8_dot_ops_per_cycle || k.int8_matmul_ops_per_cycle) k.rates_source = c.context().file();
     cl.finish();
     d.clusters.push_back(k);
   }
@@ -64,26 +69,73 @@ void read_sources(io::FieldReader& root, Device& d) {
   }
 }
 
-void read_calibration(io::FieldReader c, Device& d) {
+// Maps of a format or path name (or "all") -> fraction.
+void read_fractions(io::FieldReader& c, const std::string& key, std::vector<std::pair<std::string, double>>& out) {
+  if (auto m = c.optional_map(key)) {
+    for (const auto& kv : m->node()) out.emplace_back(kv.first.Scalar(), m->positive(kv.first.Scalar()));
+    m->finish();
+  }
+}
+
+void read_backend_calibration(io::FieldReader& c, BackendCalibration& b) {
+  read_fractions(c, "bandwidth_fraction", b.bandwidth_fraction);
+  read_fractions(c, "compute_fraction", b.compute_fraction);
+  read_fractions(c, "attention_fraction", b.attention_fraction);
+  read_fractions(c, "prefill_attention_fraction", b.prefill_attention_fraction);
+  b.overhead_ms = c.optional_number("overhead_ms");
+  b.speculative_round_ms = c.optional_number("speculative_round_ms");
+  b.runtime_mib = c.optional_number("runtime_mib");
+  b.scratch_fraction = c.optional_number("scratch_fraction");
+}
+
+// `calibration`: what it was fitted on, then either one backend's factors at the top level
+// (the CPU: host profiles written before per-backend calibrations) or a `backends` mapping.
+}  // namespace
+
+Calibration read_calibration(io::FieldReader c) {
   Calibration cal;
   cal.fitted_on = c.string("fitted_on");
-  // Maps of weight format (or "all") -> fraction.
-  auto fractions = [&](const std::string& key, std::vector<std::pair<std::string, double>>& out) {
-    if (auto m = c.optional_map(key)) {
-      for (const auto& kv : m->node()) out.emplace_back(kv.first.Scalar(), m->positive(kv.first.Scalar()));
-      m->finish();
+  if (c.has("files")) cal.files = c.string_list("files");
+  else c.raw("files");
+  cal.points = c.optional_count("points");
+  cal.error_before = c.optional_number("error_before");
+  cal.error_after = c.optional_number("error_after");
+  if (auto backends = c.optional_map("backends")) {
+    for (const auto& kv : backends->node()) {
+      const std::string name = kv.first.Scalar();
+      if (!backend_from_name(name))
+        backends->context().fail(kv.first, backends->field(name), "unknown backend '" + name + "' (expected one of: " + backend_names() + ")");
+      auto b = backends->map(name);
+      read_backend_calibration(b, cal.at(name));
+      b.finish();
     }
-  };
-  fractions("bandwidth_fraction", cal.bandwidth_fraction);
-  fractions("compute_fraction", cal.compute_fraction_by_format);
-  fractions("attention_fraction", cal.attention_fraction);
-  fractions("prefill_attention_fraction", cal.prefill_attention_fraction);
-  cal.overhead_ms = c.optional_number("overhead_ms");
-  cal.speculative_round_ms = c.optional_number("speculative_round_ms");
-  cal.runtime_mib = c.optional_number("runtime_mib");
-  cal.scratch_fraction = c.optional_number("scratch_fraction");
+    backends->finish();
+  } else {
+    read_backend_calibration(c, cal.at("cpu"));
+  }
   c.finish();
-  d.calibration = cal;
+  return cal;
+}
+
+namespace {
+
+// Paths a cluster's file does not state come from the core table; a probed host's measured
+// int8 rate (older profiles) stands for its int8 dot path.
+void fill_core_rates(const std::vector<CoreRates>& table, Device& d) {
+  for (auto& c : d.clusters) {
+    const CoreRates* row = find_core(table, c.core);
+    if (!row) continue;
+    const bool from_table = !c.fp16_flops_per_cycle && !c.int8_dot_ops_per_cycle && !c.int8_matmul_ops_per_cycle;
+    if (!c.fp16_flops_per_cycle) c.fp16_flops_per_cycle = row->fp16_flops_per_cycle;
+    if (!c.int8_dot_ops_per_cycle) c.int8_dot_ops_per_cycle = row->int8_dot_ops_per_cycle;
+    if (!c.int8_matmul_ops_per_cycle) c.int8_matmul_ops_per_cycle = row->int8_matmul_ops_per_cycle;
+    if (from_table) c.rates_source = "devices/cores.yaml (" + c.core + ")";
+  }
+  if (d.measured_int8_gflops && d.clusters.size() == 1 && !d.clusters[0].int8_dot_ops_per_cycle) {
+    auto& c = d.clusters[0];
+    c.int8_dot_ops_per_cycle = *d.measured_int8_gflops / c.cores / c.clock_ghz;
+    c.rates_source = "measured by the host probe";
+  }
 }
 
 }  // namespace
@@ -95,7 +147,7 @@ Result<Device> parse_device(const std::string& yaml_text, const std::string& fil
   Device d;
   d.origin = file;
   d.id = root.id("id", expected_id);
-  root.optional_string("csv_id");
+  d.csv_id = root.optional_string("csv_id").value_or("");
   d.name = root.string("name");
   d.vendor = root.string("vendor");
   d.device_class = root.choice("class", k_classes);
@@ -111,33 +163,70 @@ Result<Device> parse_device(const std::string& yaml_text, const std::string& fil
     d.gpu_fp32_tflops = g->optional_positive("fp32_tflops");
     d.gpu_fp16_tflops = g->optional_positive("fp16_tflops");
     d.gpu_fp16_tensor_tflops = g->optional_positive("fp16_tensor_tflops");
+    d.gpu_int8_tensor_tops = g->optional_positive("int8_tensor_tops");
     g->finish();
   }
   if (auto n = root.optional_map("npu")) {
     d.npu_int8_tops = n->optional_positive("int8_tops");
+    d.npu_int4_tops = n->optional_positive("int4_tops");
+    d.npu_fp16_tflops = n->optional_positive("fp16_tflops");
     d.npu_note = n->string("note");
     n->finish();
   }
   d.backends = root.string_list("backends");
   for (std::size_t i = 0; i < d.backends.size() && !ctx.failed(); ++i) {
-    if (std::find(k_backends.begin(), k_backends.end(), d.backends[i]) == k_backends.end())
-      ctx.fail(doc["backends"][i], "backends[" + std::to_string(i) + "]", "unknown backend '" + d.backends[i] + "'");
+    if (!backend_from_name(d.backends[i]))
+      ctx.fail(doc["backends"][i], "backends[" + std::to_string(i) + "]",
+               "unknown backend '" + d.backends[i] + "' (expected one of: " + backend_names() + ")");
   }
   read_sources(root, d);
   d.notes = root.optional_string("notes").value_or("");
-  if (auto c = root.optional_map("calibration")) read_calibration(*c, d);
+  if (auto c = root.optional_map("calibration")) d.calibration = read_calibration(*c);
   d.measured_compute_gflops = root.optional_positive("measured_compute_gflops");
   d.measured_int8_gflops = root.optional_positive("measured_int8_gflops");
   root.finish();
   if (!ctx.failed() && d.sources.empty()) ctx.fail(doc, "sources", "every device needs sources");
   if (ctx.failed()) return ctx.error();
+  TRILEMMA_TRY(cores, core_table());
+  fill_core_rates(*cores, d);
   return d;
+}
+
+void emit_calibration(YAML::Emitter& out, const Calibration& c) {
+  out << YAML::BeginMap;
+  out << YAML::Key << "fitted_on" << YAML::Value << c.fitted_on;
+  if (!c.files.empty()) out << YAML::Key << "files" << YAML::Value << c.files;
+  if (c.points) out << YAML::Key << "points" << YAML::Value << *c.points;
+  if (c.error_before) out << YAML::Key << "error_before" << YAML::Value << *c.error_before;
+  if (c.error_after) out << YAML::Key << "error_after" << YAML::Value << *c.error_after;
+  out << YAML::Key << "backends" << YAML::Value << YAML::BeginMap;
+  for (const auto& b : c.backends) {
+    out << YAML::Key << b.backend << YAML::Value << YAML::BeginMap;
+    const auto fractions = [&](const char* key, const std::vector<std::pair<std::string, double>>& table) {
+      if (table.empty()) return;
+      out << YAML::Key << key << YAML::Value << YAML::BeginMap;
+      for (const auto& [k, v] : table) out << YAML::Key << k << YAML::Value << v;
+      out << YAML::EndMap;
+    };
+    fractions("bandwidth_fraction", b.bandwidth_fraction);
+    fractions("compute_fraction", b.compute_fraction);
+    fractions("attention_fraction", b.attention_fraction);
+    fractions("prefill_attention_fraction", b.prefill_attention_fraction);
+    if (b.overhead_ms) out << YAML::Key << "overhead_ms" << YAML::Value << *b.overhead_ms;
+    if (b.speculative_round_ms) out << YAML::Key << "speculative_round_ms" << YAML::Value << *b.speculative_round_ms;
+    if (b.runtime_mib) out << YAML::Key << "runtime_mib" << YAML::Value << *b.runtime_mib;
+    if (b.scratch_fraction) out << YAML::Key << "scratch_fraction" << YAML::Value << *b.scratch_fraction;
+    out << YAML::EndMap;
+  }
+  out << YAML::EndMap;
+  out << YAML::EndMap;
 }
 
 std::string device_to_yaml(const Device& d) {
   YAML::Emitter out;
   out << YAML::BeginMap;
   out << YAML::Key << "id" << YAML::Value << d.id;
+  if (!d.csv_id.empty()) out << YAML::Key << "csv_id" << YAML::Value << d.csv_id;
   out << YAML::Key << "name" << YAML::Value << d.name;
   out << YAML::Key << "vendor" << YAML::Value << d.vendor;
   out << YAML::Key << "class" << YAML::Value << d.device_class;
@@ -146,22 +235,56 @@ std::string device_to_yaml(const Device& d) {
   out << YAML::Key << "default_ram_gib" << YAML::Value << d.ram_gib;
   out << YAML::Key << "unified" << YAML::Value << d.unified_memory;
   out << YAML::Key << "type" << YAML::Value << d.memory_type;
+  if (d.data_rate_mts) out << YAML::Key << "data_rate_mts" << YAML::Value << *d.data_rate_mts;
+  if (d.bus_width_bits) out << YAML::Key << "bus_width_bits" << YAML::Value << *d.bus_width_bits;
   out << YAML::Key << "peak_bandwidth_gbps" << YAML::Value << d.peak_bandwidth_gbps;
   out << YAML::Key << "bandwidth_basis" << YAML::Value << d.bandwidth_basis;
+  if (d.cpu_read_gbps) out << YAML::Key << "cpu_read_gbps" << YAML::Value << *d.cpu_read_gbps;
   if (d.os_reserve_gib) out << YAML::Key << "os_reserve_gib" << YAML::Value << *d.os_reserve_gib;
   out << YAML::EndMap;
+  if (d.tdp_w || !d.power_envelope.empty()) {
+    out << YAML::Key << "power" << YAML::Value << YAML::BeginMap;
+    if (d.tdp_w) out << YAML::Key << "tdp_w" << YAML::Value << *d.tdp_w;
+    if (!d.power_envelope.empty()) out << YAML::Key << "envelope" << YAML::Value << d.power_envelope;
+    out << YAML::EndMap;
+  }
   out << YAML::Key << "cpu" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "isa" << YAML::Value << d.isa;
   out << YAML::Key << "clusters" << YAML::Value << YAML::BeginSeq;
   for (const auto& c : d.clusters) {
     out << YAML::BeginMap << YAML::Key << "kind" << YAML::Value << c.kind << YAML::Key << "cores" << YAML::Value
         << c.cores << YAML::Key << "core" << YAML::Value << c.core << YAML::Key << "clock_ghz" << YAML::Value
-        << c.clock_ghz << YAML::Key << "fp32_flops_per_cycle" << YAML::Value << c.fp32_flops_per_cycle
-        << YAML::EndMap;
+        << c.clock_ghz << YAML::Key << "fp32_flops_per_cycle" << YAML::Value << c.fp32_flops_per_cycle;
+    // Rates the core table supplies are not copied: the table stays their one source.
+    if (!c.rates_source.starts_with("devices/cores.yaml")) {
+      if (c.fp16_flops_per_cycle) out << YAML::Key << "fp16_flops_per_cycle" << YAML::Value << *c.fp16_flops_per_cycle;
+      if (c.int8_dot_ops_per_cycle) out << YAML::Key << "int8_dot_ops_per_cycle" << YAML::Value << *c.int8_dot_ops_per_cycle;
+      if (c.int8_matmul_ops_per_cycle)
+        out << YAML::Key << "int8_matmul_ops_per_cycle" << YAML::Value << *c.int8_matmul_ops_per_cycle;
+    }
+    out << YAML::EndMap;
   }
   out << YAML::EndSeq;
   if (!d.cpu_features.empty()) out << YAML::Key << "features" << YAML::Value << YAML::Flow << d.cpu_features;
   out << YAML::EndMap;
+  auto optional = [&](const char* key, const std::optional<double>& v) {
+    if (v) out << YAML::Key << key << YAML::Value << *v;
+  };
+  if (!d.gpu_name.empty()) {
+    out << YAML::Key << "gpu" << YAML::Value << YAML::BeginMap << YAML::Key << "name" << YAML::Value << d.gpu_name;
+    optional("fp32_tflops", d.gpu_fp32_tflops);
+    optional("fp16_tflops", d.gpu_fp16_tflops);
+    optional("fp16_tensor_tflops", d.gpu_fp16_tensor_tflops);
+    optional("int8_tensor_tops", d.gpu_int8_tensor_tops);
+    out << YAML::EndMap;
+  }
+  if (!d.npu_note.empty()) {
+    out << YAML::Key << "npu" << YAML::Value << YAML::BeginMap;
+    optional("int8_tops", d.npu_int8_tops);
+    optional("int4_tops", d.npu_int4_tops);
+    optional("fp16_tflops", d.npu_fp16_tflops);
+    out << YAML::Key << "note" << YAML::Value << d.npu_note << YAML::EndMap;
+  }
   out << YAML::Key << "backends" << YAML::Value << YAML::Flow << d.backends;
   out << YAML::Key << "sources" << YAML::Value << YAML::BeginSeq;
   for (const auto& s : d.sources) {
@@ -177,24 +300,8 @@ std::string device_to_yaml(const Device& d) {
     out << YAML::Key << "measured_compute_gflops" << YAML::Value << *d.measured_compute_gflops;
   if (d.measured_int8_gflops) out << YAML::Key << "measured_int8_gflops" << YAML::Value << *d.measured_int8_gflops;
   if (d.calibration) {
-    const auto& c = *d.calibration;
-    out << YAML::Key << "calibration" << YAML::Value << YAML::BeginMap;
-    out << YAML::Key << "fitted_on" << YAML::Value << c.fitted_on;
-    const auto fractions = [&](const char* key, const std::vector<std::pair<std::string, double>>& table) {
-      if (table.empty()) return;
-      out << YAML::Key << key << YAML::Value << YAML::BeginMap;
-      for (const auto& [k, v] : table) out << YAML::Key << k << YAML::Value << v;
-      out << YAML::EndMap;
-    };
-    fractions("bandwidth_fraction", c.bandwidth_fraction);
-    fractions("compute_fraction", c.compute_fraction_by_format);
-    fractions("attention_fraction", c.attention_fraction);
-    fractions("prefill_attention_fraction", c.prefill_attention_fraction);
-    if (c.overhead_ms) out << YAML::Key << "overhead_ms" << YAML::Value << *c.overhead_ms;
-    if (c.speculative_round_ms) out << YAML::Key << "speculative_round_ms" << YAML::Value << *c.speculative_round_ms;
-    if (c.runtime_mib) out << YAML::Key << "runtime_mib" << YAML::Value << *c.runtime_mib;
-    if (c.scratch_fraction) out << YAML::Key << "scratch_fraction" << YAML::Value << *c.scratch_fraction;
-    out << YAML::EndMap;
+    out << YAML::Key << "calibration" << YAML::Value;
+    emit_calibration(out, *d.calibration);
   }
   out << YAML::EndMap;
   return std::string(out.c_str()) + "\n";

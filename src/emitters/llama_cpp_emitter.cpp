@@ -39,6 +39,7 @@ std::string ngl(const PlanFacts& f) { return f.layers ? std::to_string(f.layers 
 Result<Emission> emit_llama_cpp(const solver::PlanDocument& plan) {
   const PlanFacts f = plan_facts(plan);
   const auto& c = f.config;
+  const std::string backend_name(info(c.backend).name);
   Emission e;
   std::vector<std::string> notes;
   auto set = [&](const std::string& flag, const std::string& value) { e.settings.emplace_back(flag, value); };
@@ -58,12 +59,12 @@ Result<Emission> emit_llama_cpp(const solver::PlanDocument& plan) {
   }
   const BackendBuild* build = nullptr;
   for (const auto& b : k_builds)
-    if (b.backend == c.backend) build = &b;
+    if (b.backend == backend_name) build = &b;
   if (!build)
-    e.not_expressed.push_back({"backend", c.backend, "llama.cpp has no " + c.backend + " backend", "cpu"});
+    e.not_expressed.push_back({"backend", backend_name, "llama.cpp has no " + backend_name + " backend", "cpu"});
   if (f.gpu && build) {
     set("-ngl", ngl(f));
-    notes.push_back("-ngl " + ngl(f) + ": every layer and the output on the " + c.backend + " backend");
+    notes.push_back("-ngl " + ngl(f) + ": every layer and the output on the " + backend_name + " backend");
   }
   if (c.speculative.has_draft_weights()) {
     set("-md", f.draft_file);

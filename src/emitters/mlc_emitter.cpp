@@ -31,6 +31,7 @@ constexpr std::array k_quant = {
 Result<Emission> emit_mlc_llm(const solver::PlanDocument& plan) {
   const PlanFacts f = plan_facts(plan);
   const auto& c = f.config;
+  const std::string backend_name(info(c.backend).name);
   Emission e;
   nlohmann::json j;
   j["trilemma_note"] = header_lines(f, "MLC LLM");
@@ -75,12 +76,12 @@ Result<Emission> emit_mlc_llm(const solver::PlanDocument& plan) {
                                "mlc-chat-config.json has no speculative fields; serve with --speculative-mode small_draft "
                                "--additional-models " + f.draft_file + " and spec_draft_length " + std::to_string(c.speculative.draft_len),
                                ""});
-  if (c.threads && c.backend == "cpu")
+  if (c.threads && backend_name == "cpu")
     e.not_expressed.push_back({"threads", std::to_string(c.threads), "mlc-chat-config.json has no thread count (set TVM_NUM_THREADS)", ""});
-  if (c.backend == "opencl" || c.backend == "metal" || c.backend == "cuda" || c.backend == "vulkan")
-    j["trilemma_note"].push_back("compile with: mlc_llm compile ... --device " + c.backend);
-  else if (c.backend != "cpu")
-    e.not_expressed.push_back({"backend", c.backend, "MLC LLM has no " + c.backend + " target", ""});
+  if (backend_name == "opencl" || backend_name == "metal" || backend_name == "cuda" || backend_name == "vulkan")
+    j["trilemma_note"].push_back("compile with: mlc_llm compile ... --device " + backend_name);
+  else if (backend_name != "cpu")
+    e.not_expressed.push_back({"backend", backend_name, "MLC LLM has no " + backend_name + " target", ""});
 
   for (const auto& [k, v] : e.settings) {
     if (k == "quantization") j[k] = v;

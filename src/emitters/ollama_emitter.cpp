@@ -9,6 +9,7 @@ namespace trilemma::emitters {
 Result<Emission> emit_ollama(const solver::PlanDocument& plan) {
   const PlanFacts f = plan_facts(plan);
   const auto& c = f.config;
+  const std::string backend_name(info(c.backend).name);
   Emission e;
   std::vector<std::string> notes;
   auto set = [&](const std::string& name, const std::string& value) { e.settings.emplace_back(name, value); };
@@ -19,11 +20,11 @@ Result<Emission> emit_ollama(const solver::PlanDocument& plan) {
   if (c.threads) set("num_thread", std::to_string(c.threads));
   set("num_predict", std::to_string(f.num_predict));
   notes.push_back("num_predict: the context left after the plan's " + std::to_string(c.prompt) + "-token prompt");
-  const bool ollama_gpu = c.backend == "metal" || c.backend == "cuda" || c.backend == "vulkan";
+  const bool ollama_gpu = backend_name == "metal" || backend_name == "cuda" || backend_name == "vulkan";
   if (f.gpu && !ollama_gpu)
-    e.not_expressed.push_back({"backend", c.backend, "Ollama has no " + c.backend + " backend", "cpu (num_gpu 0)"});
+    e.not_expressed.push_back({"backend", backend_name, "Ollama has no " + backend_name + " backend", "cpu (num_gpu 0)"});
   set("num_gpu", ollama_gpu ? (f.layers ? std::to_string(f.layers + 1) : "999") : "0");
-  notes.push_back(ollama_gpu ? "num_gpu: every layer on the " + c.backend + " backend" : "num_gpu 0: the plan runs on the CPU");
+  notes.push_back(ollama_gpu ? "num_gpu: every layer on the " + backend_name + " backend" : "num_gpu 0: the plan runs on the CPU");
 
   std::string kv(info(c.kv_type).name);
   if (c.kv_type == TensorType::f32) {

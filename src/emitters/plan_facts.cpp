@@ -45,7 +45,7 @@ PlanFacts plan_facts(const solver::PlanDocument& plan) {
   f.scenario = plan.scenario;
   f.summary = describe(f.config);
   f.layers = field<std::uint32_t>(raw, {"model", "shape", "layers"}, 0);
-  f.gpu = f.config.backend != "cpu";
+  f.gpu = f.config.backend != Backend::cpu;
   f.batch = std::min(k_llama_batch, f.config.context);
   f.ubatch = std::min(k_llama_ubatch, f.batch);
   f.num_predict = f.config.context > f.config.prompt ? f.config.context - f.config.prompt : 0;

@@ -3,17 +3,33 @@
 namespace trilemma::memory {
 namespace {
 
-TensorType fit(TensorType wanted, std::uint64_t row, bool& fell_back) {
+// A row that is not a multiple of the wanted type's block takes llama.cpp's fallback
+// (llama-quant.cpp, "using fallback quantization"): k- and i-quants of 256 go to the 32-element
+// type of about the same bits, the classifier to Q8_0, and anything still misfitting to F16.
+TensorType fallback(TensorType wanted, TensorRole role) {
+  using T = TensorType;
+  if (role == TensorRole::output || role == TensorRole::embedding) return T::q8_0;
+  switch (wanted) {
+    case T::q2_k: case T::q3_k: case T::iq2_xxs: case T::iq2_xs: case T::iq2_s: case T::iq3_xxs: case T::iq3_s:
+    case T::iq1_s: case T::iq1_m: case T::iq4_xs: return T::iq4_nl;
+    case T::q4_k: return T::q5_0;
+    case T::q5_k: return T::q5_1;
+    case T::q6_k: return T::q8_0;
+    default: return T::q8_0;
+  }
+}
+
+TensorType fit(TensorType wanted, TensorRole role, std::uint64_t row, bool& fell_back) {
   if (row % info(wanted).block_elems == 0) return wanted;
   fell_back = true;
-  if (row % 32 == 0) return TensorType::q8_0;
-  return TensorType::f16;
+  const TensorType next = fallback(wanted, role);
+  return row % info(next).block_elems == 0 ? next : TensorType::f16;
 }
 
 void add(std::vector<PlannedTensor>& out, std::string name, TensorRole role, std::uint32_t layer, std::uint64_t row,
          std::uint64_t rows, std::uint64_t count, TensorType wanted) {
   PlannedTensor t{std::move(name), role, layer, row, rows, count, wanted, false};
-  if (role != TensorRole::norm && role != TensorRole::bias) t.type = fit(wanted, row, t.fell_back);
+  if (role != TensorRole::norm && role != TensorRole::bias) t.type = fit(wanted, role, row, t.fell_back);
   else t.type = TensorType::f32;
   out.push_back(std::move(t));
 }
@@ -24,7 +40,9 @@ std::vector<PlannedTensor> plan_tensors(const ModelShape& s, WeightFormat format
   const auto& r = info(format);
   std::vector<PlannedTensor> out;
   out.reserve(s.layers * 12 + 3);
-  add(out, "token_embd.weight", TensorRole::embedding, 0, s.hidden, s.vocab, 1, r.embedding);
+  // A tied classifier is the token embedding: llama.cpp quantizes it with the output's type
+  // (llama-quant.cpp: "quantize the token embeddings with the quantization of the output tensor").
+  add(out, "token_embd.weight", TensorRole::embedding, 0, s.hidden, s.vocab, 1, s.tied_embeddings ? r.output : r.embedding);
   for (std::uint32_t i = 0; i < s.layers; ++i) {
     const std::string p = "blk." + std::to_string(i) + ".";
     const TensorType v = selects_layer(r.attn_v_layers, i, s.layers) ? r.attn_v : r.attn_v_rest;
@@ -50,7 +68,7 @@ std::vector<PlannedTensor> plan_tensors(const ModelShape& s, WeightFormat format
     }
   }
   add(out, "output_norm.weight", TensorRole::norm, 0, s.hidden, 1, 1, TensorType::f32);
-  // A tied classifier reuses token_embd; it is stored once, in the embedding's type.
+  // A tied classifier reuses token_embd; it is stored once.
   if (!s.tied_embeddings) add(out, "output.weight", TensorRole::output, 0, s.hidden, s.vocab, 1, r.output);
   return out;
 }

@@ -4,15 +4,10 @@
 #include <cmath>
 
 #include "accuracy/accuracy_model.hpp"
-#include "devices/device_db.hpp"
 #include "memory/memory_model.hpp"
-#include "roofline/roofline.hpp"
 
 namespace trilemma::solver {
 namespace {
-
-constexpr double k_gib = 1073741824.0;
-constexpr std::uint32_t k_ubatch = 512;  // llama.cpp's default n_ubatch
 
 // FLOPs of one token: 2 per weight multiply-add (matmul), and QK^T and AV over the positions
 // attended (2 x 2 x q_dim per position per layer).
@@ -28,86 +23,94 @@ roofline::StepCost pass_cost(const ModelShape& s, double weight_bytes, double ac
   return {weight_bytes, tokens * matmul_flops(active_params), kv_bytes, tokens * attention_flops(s, attended_positions)};
 }
 
-// Quantized weights take the int8 dot path on CPUs (activations quantized to 8-bit blocks).
-bool int8_path(WeightFormat f) {
-  const TensorType t = info(f).bulk;
-  return t != TensorType::f32 && t != TensorType::f16 && t != TensorType::bf16;
+double resident_share(const DeploymentConfig& c) {
+  return c.kv_strategy == KvStrategy::offload ? c.kv_resident_fraction : 1.0;
 }
 
-double compute_gflops(const devices::Device& d, const std::string& backend, std::uint32_t threads, WeightFormat weights) {
-  if (backend == "cpu") {
-    // A probed host: what the engine's kernels achieved, all threads.
-    if (d.measured_int8_gflops && int8_path(weights)) return *d.measured_int8_gflops;
-    if (d.measured_compute_gflops) return *d.measured_compute_gflops;
-    // Fastest cores first, up to `threads` of them.
-    double g = 0;
-    std::uint32_t left = threads ? threads : d.total_cores();
-    for (const auto& c : d.clusters) {
-      const std::uint32_t use = std::min(left, c.cores);
-      g += use * c.clock_ghz * c.fp32_flops_per_cycle;
-      left -= use;
-    }
-    return g;
-  }
-  const double tflops = std::max({d.gpu_fp16_tensor_tflops.value_or(0), d.gpu_fp16_tflops.value_or(0),
-                                  d.gpu_fp32_tflops.value_or(0)});
-  // No published GPU throughput: bound compute by the CPU's rather than invent a figure.
-  if (tflops <= 0) return compute_gflops(d, "cpu", threads, weights);
-  return tflops * 1000.0;
+double attended_positions(const DeploymentConfig& c) {
+  return c.kv_strategy == KvStrategy::sliding ? std::min<double>(c.context, c.window + c.sinks) : double(c.context);
+}
+
+Result<const roofline::Efficiency*> efficiency_of(const PreparedDevice& pd, Backend backend, WeightFormat weights) {
+  if (const auto* e = pd.efficiency(backend, weights)) return e;
+  return make_error(ErrorKind::input, pd.device->origin, "backends",
+                    "device " + pd.device->id + " cannot run " + std::string(info(weights).name) + " weights on its '" +
+                        std::string(info(backend).name) + "' backend (no compute path with a published peak, or a format the backend does not run)");
+}
+
+std::string fixed(double v, int digits) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
 }
 
 }  // namespace
 
-PreparedModel PreparedModel::prepare(const models::Model& m) {
-  PreparedModel p;
-  p.model = &m;
-  for (const auto& row : weight_formats())
-    p.weights[static_cast<std::size_t>(row.format)] = memory::weight_bytes(m.shape, row.format);
-  if (!m.stored_tensors.empty()) {
-    memory::WeightBytes w;
-    double elems = 0;
-    for (const auto& t : m.stored_tensors) {
-      w.total += double(t.bytes);
-      elems += double(t.elems);
-      const bool experts = t.name.find("_exps") != std::string::npos && m.shape.is_moe();
-      w.per_token += experts ? double(t.bytes) * (m.shape.moe.experts_per_token + m.shape.moe.shared_experts) /
-                                   double(m.shape.moe.experts)
-                             : double(t.bytes);
-    }
-    w.bits_per_weight = elems > 0 ? 8.0 * w.total / elems : 0;
-    p.stored = w;
-  }
-  p.active_params = count_parameters(m.shape).active_per_token;
+Range Machines::ordered(double a, double b, double c) {
+  const double lo = std::min({a, b, c}), hi = std::max({a, b, c});
+  return {lo, std::clamp(b, lo, hi), hi};
+}
+
+Machines machines(const PreparedDevice& pd, const roofline::Efficiency& e, Backend backend, TensorType kv,
+                  std::uint32_t threads, std::uint32_t layers, roofline::AttentionPhase phase) {
+  const auto& d = *pd.device;
+  const bool decode = phase == roofline::AttentionPhase::decode;
+  const double peak = d.peak_gops(decode ? e.decode_path : e.path, threads).value_or(0);
+  const Range& compute = decode ? e.decode_compute_fraction : e.compute_fraction;
+  const auto att_path = roofline::attention_path(d, backend);
+  const double att_peak = att_path ? d.peak_gops(*att_path, threads).value_or(peak) : peak;
+  const Range att = pd.attention_fraction(backend, kv, phase);
+  const double overhead = e.pass_overhead_ms(layers);
+  auto at = [&](double bw, double comp, double a) {
+    return roofline::Machine{e.bandwidth_gbps * bw, peak * comp, overhead, att_peak * a};
+  };
+  return {at(e.bandwidth_fraction.low, compute.low, att.low), at(e.bandwidth_fraction.mid, compute.mid, att.mid),
+          at(e.bandwidth_fraction.high, compute.high, att.high)};
+}
+
+MemoryEstimate memory_estimate(const PreparedModel& pm, const PreparedDevice& pd, const DeploymentConfig& c,
+                               const roofline::Efficiency& e) {
+  const auto& s = pm.model->shape;
+  MemoryEstimate m;
+  m.weights_bytes = pm.bytes(c.weights).total;
+  const double kv_all = memory::kv_bytes(s, c, c.context);
+  m.kv_bytes = kv_all * resident_share(c);
+  m.kv_spilled_bytes = kv_all - m.kv_bytes;
+  const bool flash_attention = true;  // every backend planned for has it; needed for a quantized V cache
+  const std::uint32_t ubatch = std::min(info(c.backend).prefill_chunk, std::max(c.prompt, 1u));
+  m.scratch_bytes = e.scratch_fraction * memory::scratch_bytes(s, ubatch, c.context, flash_attention);
+  m.runtime_bytes = e.runtime_bytes;
+  if (!c.runtime.empty() && c.runtime != info(c.backend).engine)
+    if (const auto* row = pd.tables->find(c.backend))
+      if (auto mib = row->runtime_of(c.runtime)) m.runtime_bytes = *mib * 1048576.0;
+  m.usable_bytes = pd.usable_bytes;
+  return m;
+}
+
+DecodeStep decode_step(const PreparedModel& pm, const PreparedDevice& pd, const DeploymentConfig& c, const Machines& m) {
+  const auto& s = pm.model->shape;
+  const double kv_read = memory::kv_read_bytes(s, c, c.context);
+  const double kv_fast = kv_read * resident_share(c);
+  DecodeStep step;
+  step.cost = pass_cost(s, pm.bytes(c.weights).per_token, pm.active_params, kv_fast, attended_positions(c), 1);
+  step.slow_tier_bytes = kv_read - kv_fast;
+  step.slow_tier_ms = step.slow_tier_bytes / (pd.offload.read_gbps * 1e9) * 1e3;
+  step.ms = m.time([&](const roofline::Machine& mc) { return roofline::step_ms(step.cost, mc) + step.slow_tier_ms; });
+  roofline::step_ms(step.cost, m.mid, &step.bound);
+  return step;
+}
+
+Prefill prefill(const PreparedModel& pm, const DeploymentConfig& c, const Machines& m, double weight_bytes,
+                double kv_fraction) {
+  const auto& s = pm.model->shape;
+  const double prompt = std::min(c.prompt, c.context);
+  Prefill p;
+  p.passes = std::max(1.0, std::ceil(prompt / info(c.backend).prefill_chunk));
+  // The prompt's attention covers on average half of it; its KV is written once.
+  p.cost = pass_cost(s, p.passes * weight_bytes, pm.active_params, memory::kv_bytes(s, c, c.prompt) * kv_fraction,
+                     prompt / 2, prompt);
+  p.ms = m.time([&](const roofline::Machine& mc) { return roofline::step_ms(p.cost, mc) + (p.passes - 1) * mc.overhead_ms; });
   return p;
-}
-
-const memory::WeightBytes& PreparedModel::bytes(WeightFormat f) const {
-  // A GGUF file's real bytes stand for the format its bulk tensors are stored in.
-  if (stored && model && info(f).bulk == tensor_type_from_name(model->stored_format)) return *stored;
-  return weights[static_cast<std::size_t>(f)];
-}
-
-Range PreparedDevice::attention_fraction(const std::string& backend, TensorType kv, roofline::AttentionPhase phase) const {
-  const AttentionKey key{backend, kv, phase};
-  for (const auto& [k, value] : m_attention)
-    if (k == key) return value;
-  m_attention.push_back({key, roofline::attention_fraction_for(*device, backend, std::string(info(kv).name), phase)});
-  return m_attention.back().second;
-}
-
-PreparedDevice PreparedDevice::prepare(const devices::Device& d) {
-  PreparedDevice p;
-  p.device = &d;
-  p.usable_bytes = devices::usable_memory_gib(d) * k_gib;
-  p.offload = roofline::offload_tier_for(d);
-  return p;
-}
-
-const roofline::Derating& PreparedDevice::derating(const std::string& backend, WeightFormat weights) const {
-  for (const auto& [key, value] : m_derating)
-    if (key.first == backend && key.second == weights) return value;
-  m_derating.push_back({{backend, weights}, roofline::derating_for(*device, backend, std::string(info(weights).name))});
-  return m_derating.back().second;
 }
 
 AcceptancePrior acceptance_prior(const DeploymentConfig& c) {
@@ -133,159 +136,122 @@ AcceptancePrior acceptance_prior(const DeploymentConfig& c) {
   return {{0, 0, 0}, ""};
 }
 
-Estimate estimate(const PreparedModel& pm, const PreparedDevice& pd, const DeploymentConfig& c,
-                  const PreparedModel* draft, bool with_basis) {
+Result<Speculation> speculate(const PreparedModel& pm, const PreparedDevice& pd, const DeploymentConfig& c,
+                              const Machines& target, const DecodeStep& plain, const MemoryEstimate& memory,
+                              const PreparedModel* draft) {
   const auto& s = pm.model->shape;
-  const auto& d = *pd.device;
-  Estimate e;
-  const auto& derate = pd.derating(c.backend, c.weights);
-  if (with_basis) e.basis.push_back(derate.basis);
+  const auto& spec = c.speculative;
+  Speculation out;
+  out.acceptance = acceptance_prior(c);
+  const bool measured = spec.measured_acceptance > 0;
+  if (measured) out.acceptance = {Range::exact(spec.measured_acceptance), "measured by verify (accepted / drafted)"};
+  const unsigned g = spec.draft_len;
+  const double kv_fast = plain.cost.attention_bytes, attended = attended_positions(c);
 
-  // Memory.
-  const auto& w = pm.bytes(c.weights);
-  auto& m = e.memory;
-  m.weights_bytes = w.total;
-  const double kv_all = memory::kv_bytes(s, c, c.context);
-  const double resident = c.kv_strategy == KvStrategy::offload ? c.kv_resident_fraction : 1.0;
-  m.kv_bytes = kv_all * resident;
-  m.kv_spilled_bytes = kv_all - m.kv_bytes;
-  const bool flash_attention = true;  // every backend planned for has it; needed for a quantized V cache
-  m.scratch_bytes = derate.scratch_fraction *
-                    memory::scratch_bytes(s, std::min(k_ubatch, c.prompt), c.context, flash_attention);
-  m.runtime_bytes = derate.runtime_bytes;
-
-  // Latency: decode at the end of the context (the slowest step), prefill of the prompt.
-  const double kv_read = memory::kv_read_bytes(s, c, c.context);
-  const double kv_read_fast = kv_read * resident;
-  const double kv_read_slow = kv_read - kv_read_fast;
-  const double attended = c.kv_strategy == KvStrategy::sliding ? std::min<double>(c.context, c.window + c.sinks)
-                                                                : double(c.context);
-  const roofline::StepCost decode = pass_cost(s, w.per_token, pm.active_params, kv_read_fast, attended, 1);
-  // Machines at the low / mid / high derating of a weight format; attention's rate depends on
-  // the KV format and the phase (one query or a prompt's worth per key) and runs on f32
-  // arithmetic whatever the weights are.
-  const double attention_peak = compute_gflops(d, c.backend, c.threads, WeightFormat::f32);
-  struct Machines {
-    roofline::Machine low, mid, high;
-  };
-  using roofline::AttentionPhase;
-  auto machines = [&](WeightFormat f, AttentionPhase phase = AttentionPhase::decode) {
-    const Range attention = pd.attention_fraction(c.backend, c.kv_type, phase);
-    const auto& dr = pd.derating(c.backend, f);
-    const double peak = compute_gflops(d, c.backend, c.threads, f);
-    auto at = [&](double bw, double comp, double att) {
-      return roofline::Machine{d.peak_bandwidth_gbps * bw, peak * comp, dr.overhead_ms, attention_peak * att};
-    };
-    return Machines{at(dr.bandwidth_fraction.low, dr.compute_fraction.low, attention.low),
-                    at(dr.bandwidth_fraction.mid, dr.compute_fraction.mid, attention.mid),
-                    at(dr.bandwidth_fraction.high, dr.compute_fraction.high, attention.high)};
-  };
-  const Machines target = machines(c.weights);
-  const auto& lo = target.low;
-  const auto& mid = target.mid;
-  const auto& hi = target.high;
-  const double slow_ms = kv_read_slow / (pd.offload.read_gbps * 1e9) * 1e3;
-  auto& l = e.latency;
-  l.bytes_per_token = decode.bytes + decode.attention_bytes + kv_read_slow;
-  l.flops_per_token = decode.flops + decode.attention_flops;
-  l.effective_bandwidth_gbps = mid.bandwidth_gbps;
-  l.effective_compute_gflops = mid.compute_gflops;
-  auto decode_ms = [&](const roofline::Machine& mc, std::string* bound) { return roofline::step_ms(decode, mc, bound) + slow_ms; };
-  double ms_lo = decode_ms(lo, nullptr), ms_mid = decode_ms(mid, &l.bound), ms_hi = decode_ms(hi, nullptr);
-
-  // Prefill: ceil(P / ubatch) passes each stream the weights; the prompt's attention covers on
-  // average half of it; the KV of the prompt is written once.
-  const double prompt = std::min(c.prompt, c.context);
-  const double passes = std::ceil(prompt / k_ubatch);
-  auto prefill_cost = [&](const ModelShape& shape, double weight_total, double params, double kv_bytes) {
-    return pass_cost(shape, passes * weight_total, params, kv_bytes, prompt / 2, prompt);
-  };
-  const roofline::StepCost prefill = prefill_cost(s, w.total, pm.active_params, memory::kv_bytes(s, c, c.prompt) * resident);
-  auto prefill_ms = [&](const roofline::StepCost& cost, const roofline::Machine& mc) {
-    return roofline::step_ms(cost, mc) + (passes - 1) * mc.overhead_ms;
-  };
-  const Machines target_prefill = machines(c.weights, AttentionPhase::prefill);
-  l.ttft_ms = {prefill_ms(prefill, target_prefill.high), prefill_ms(prefill, target_prefill.mid),
-               prefill_ms(prefill, target_prefill.low)};
-  l.prefill_flops = prefill.flops + prefill.attention_flops;
-
-  // Speculative decoding: a round is g draft steps plus one target pass over g + 1 tokens.
-  if (c.speculative.on()) {
-    auto prior = acceptance_prior(c);
-    const bool measured = c.speculative.measured_acceptance > 0;
-    if (measured) {
-      prior.rate = Range::exact(c.speculative.measured_acceptance);
-      prior.basis = "measured by verify (accepted / drafted)";
-    }
-    if (with_basis) e.basis.push_back("acceptance prior " + std::to_string(prior.rate.mid).substr(0, 4) + ": " + prior.basis);
-    const unsigned g = c.speculative.draft_len;
-    roofline::StepCost draft_step, draft_prefill;
-    Machines draft_machines = target, draft_prefill_machines = target_prefill;
-    double draft_memory = 0;
-    DeploymentConfig draft_cfg = c;
-    draft_cfg.speculative = {};
-    if (c.speculative.kind == DraftKind::model && draft) {
-      const auto& dw = draft->bytes(c.speculative.draft_weights);
-      const auto& ds = draft->model->shape;
-      draft_machines = machines(c.speculative.draft_weights);
-      draft_prefill_machines = machines(c.speculative.draft_weights, AttentionPhase::prefill);
-      draft_step = pass_cost(ds, dw.per_token, draft->active_params, memory::kv_read_bytes(ds, draft_cfg, c.context), attended, 1);
-      draft_prefill = prefill_cost(ds, dw.total, draft->active_params, memory::kv_bytes(ds, draft_cfg, c.prompt));
-      draft_memory = dw.total + memory::kv_bytes(ds, draft_cfg, c.context) +
-                     memory::scratch_bytes(ds, std::min(k_ubatch, c.prompt), c.context, flash_attention);
-    } else if (c.speculative.kind == DraftKind::self) {
-      const auto& dw = pm.bytes(c.speculative.draft_weights);
-      draft_machines = machines(c.speculative.draft_weights);
-      draft_prefill_machines = machines(c.speculative.draft_weights, AttentionPhase::prefill);
-      draft_step = pass_cost(s, dw.per_token, pm.active_params, kv_read_fast, attended, 1);
-      draft_prefill = prefill_cost(s, dw.total, pm.active_params, prefill.attention_bytes);
-      // The draft keeps its own KV: its keys and values differ from the target's.
-      draft_memory = dw.total + m.kv_bytes;
-    } else if (c.speculative.kind == DraftKind::layers) {
-      // The first layers and the classifier; the prompt's KV of those layers is the target's.
-      const double share = double(c.speculative.draft_layers) / s.layers;
-      const double head = double(s.vocab) * s.hidden * bits_per_element(info(c.weights).output) / 8.0;
-      draft_step = {(w.per_token - head) * share + head, decode.flops * share, kv_read_fast * share, decode.attention_flops * share};
-      draft_memory = 0;  // shares the target's weights and its first layers' KV
-    }
-    m.draft_bytes = draft_memory;
-    const roofline::StepCost verify_pass = pass_cost(s, w.per_token, pm.active_params, kv_read_fast, attended, g + 1);
-    auto tokens_per_pass = [&](double a) {
-      return measured ? roofline::tokens_per_pass_measured(a, g) : roofline::tokens_per_pass(a, g);
-    };
-    // Besides its passes a round compares drafts and rolls the KV back: a fitted constant.
-    auto round_ms = [&](const roofline::Machine& draft_mc, const roofline::Machine& mc) {
-      return g * roofline::step_ms(draft_step, draft_mc) + roofline::step_ms(verify_pass, mc) + slow_ms +
-             derate.speculative_round_ms;
-    };
-    auto spec_ms_per_token = [&](const roofline::Machine& draft_mc, const roofline::Machine& mc, double a) {
-      return round_ms(draft_mc, mc) / tokens_per_pass(a);
-    };
-    const double target_ms = ms_mid;
-    l.acceptance = prior.rate.mid;
-    l.tokens_per_pass = tokens_per_pass(prior.rate.mid);
-    l.draft_cost_ratio = roofline::step_ms(draft_step, draft_machines.mid) / (target_ms - slow_ms);
-    ms_lo = spec_ms_per_token(draft_machines.low, lo, prior.rate.low);
-    ms_mid = spec_ms_per_token(draft_machines.mid, mid, prior.rate.mid);
-    ms_hi = spec_ms_per_token(draft_machines.high, hi, prior.rate.high);
-    l.speedup = target_ms / ms_mid;
-    // Both models prefill the prompt (a layer-skip draft reuses the target's KV), and the first
-    // token comes out of the first round: the prompt's last token is verified with the drafts.
-    if (c.speculative.kind != DraftKind::layers) {
-      l.ttft_ms.low += prefill_ms(draft_prefill, draft_prefill_machines.high);
-      l.ttft_ms.mid += prefill_ms(draft_prefill, draft_prefill_machines.mid);
-      l.ttft_ms.high += prefill_ms(draft_prefill, draft_prefill_machines.low);
-    }
-    l.ttft_ms.low += round_ms(draft_machines.high, hi);
-    l.ttft_ms.mid += round_ms(draft_machines.mid, mid);
-    l.ttft_ms.high += round_ms(draft_machines.low, lo);
+  // The draft's step, its prefill and its memory, on the machines of its own format.
+  DeploymentConfig draft_cfg = c;
+  draft_cfg.speculative = {};
+  Machines draft_m = target, draft_prefill_m = target;
+  roofline::StepCost draft_step;
+  Range draft_prefill_ms{0, 0, 0};
+  TRILEMMA_TRY(eff, efficiency_of(pd, c.backend, c.weights));
+  if (spec.kind == DraftKind::model || spec.kind == DraftKind::self) {
+    const PreparedModel& dm = spec.kind == DraftKind::model && draft ? *draft : pm;
+    if (spec.kind == DraftKind::model && !draft)
+      return make_error(ErrorKind::internal, "", "", "speculate: draft model '" + spec.draft_model + "' not prepared");
+    TRILEMMA_TRY(deff, efficiency_of(pd, c.backend, spec.draft_weights));
+    const auto& ds = dm.model->shape;
+    draft_m = machines(pd, *deff, c.backend, c.kv_type, c.threads, ds.layers, roofline::AttentionPhase::decode);
+    draft_prefill_m = machines(pd, *deff, c.backend, c.kv_type, c.threads, ds.layers, roofline::AttentionPhase::prefill);
+    const auto& dw = dm.bytes(spec.draft_weights);
+    const double draft_kv = spec.kind == DraftKind::model ? memory::kv_read_bytes(ds, draft_cfg, c.context) : kv_fast;
+    draft_step = pass_cost(ds, dw.per_token, dm.active_params, draft_kv, attended, 1);
+    draft_prefill_ms = prefill(dm, draft_cfg, draft_prefill_m, dw.total, spec.kind == DraftKind::self ? resident_share(c) : 1.0).ms;
+    if (spec.kind == DraftKind::model)
+      out.draft_bytes = dw.total + memory::kv_bytes(ds, draft_cfg, c.context) +
+                        memory::scratch_bytes(ds, std::min(info(c.backend).prefill_chunk, std::max(c.prompt, 1u)), c.context, true);
+    else
+      out.draft_bytes = dw.total + memory.kv_bytes;  // its own KV: its keys and values differ from the target's
+  } else if (spec.kind == DraftKind::layers) {
+    // The first layers and the classifier; shares the target's weights and its first layers' KV.
+    const double share = double(spec.draft_layers) / s.layers;
+    const double head = double(s.vocab) * s.hidden * bits_per_element(info(c.weights).output) / 8.0;
+    const double per_token = pm.bytes(c.weights).per_token;
+    draft_step = {(per_token - head) * share + head, plain.cost.flops * share, kv_fast * share,
+                  plain.cost.attention_flops * share};
   }
-  l.decode_tok_s = {1000.0 / ms_lo, 1000.0 / ms_mid, 1000.0 / ms_hi};
+
+  const roofline::StepCost verify_pass = pass_cost(s, pm.bytes(c.weights).per_token, pm.active_params, kv_fast, attended, g + 1);
+  auto tokens_per_pass = [&](double a) {
+    return measured ? roofline::tokens_per_pass_measured(a, g) : roofline::tokens_per_pass(a, g);
+  };
+  // Besides its passes a round compares drafts and rolls the KV back: a fitted constant.
+  auto round_ms = [&](const roofline::Machine& draft_mc, const roofline::Machine& mc) {
+    return g * roofline::step_ms(draft_step, draft_mc) + roofline::step_ms(verify_pass, mc) + plain.slow_tier_ms +
+           eff->speculative_round_ms;
+  };
+  const auto& a = out.acceptance.rate;
+  out.tokens_per_pass = tokens_per_pass(a.mid);
+  out.ms_per_token = Machines::ordered(round_ms(draft_m.fast, target.fast) / tokens_per_pass(a.high),
+                                       round_ms(draft_m.mid, target.mid) / tokens_per_pass(a.mid),
+                                       round_ms(draft_m.slow, target.slow) / tokens_per_pass(a.low));
+  out.draft_cost_ratio = roofline::step_ms(draft_step, draft_m.mid) / (plain.ms.mid - plain.slow_tier_ms);
+  const Range first_round = Machines::ordered(round_ms(draft_m.fast, target.fast), round_ms(draft_m.mid, target.mid),
+                                              round_ms(draft_m.slow, target.slow));
+  out.ttft_extra_ms = {draft_prefill_ms.low + first_round.low, draft_prefill_ms.mid + first_round.mid,
+                       draft_prefill_ms.high + first_round.high};
+  return out;
+}
+
+Result<Estimate> estimate(const PreparedModel& pm, const PreparedDevice& pd, const DeploymentConfig& c,
+                          const PreparedModel* draft, bool with_basis) {
+  const auto& s = pm.model->shape;
+  TRILEMMA_TRY(eff, efficiency_of(pd, c.backend, c.weights));
+  Estimate e;
+  e.memory = memory_estimate(pm, pd, c, *eff);
+
+  using roofline::AttentionPhase;
+  const Machines decode_m = machines(pd, *eff, c.backend, c.kv_type, c.threads, s.layers, AttentionPhase::decode);
+  const Machines prefill_m = machines(pd, *eff, c.backend, c.kv_type, c.threads, s.layers, AttentionPhase::prefill);
+  const DecodeStep step = decode_step(pm, pd, c, decode_m);
+  const Prefill pre = prefill(pm, c, prefill_m, pm.bytes(c.weights).total, resident_share(c));
+
+  auto& l = e.latency;
+  l.bytes_per_token = step.cost.bytes + step.cost.attention_bytes + step.slow_tier_bytes;
+  l.flops_per_token = step.cost.flops + step.cost.attention_flops;
+  l.bound = step.bound;
+  l.effective_bandwidth_gbps = decode_m.mid.bandwidth_gbps;
+  l.effective_compute_gflops = prefill_m.mid.compute_gflops;
+  l.compute_path = std::string(info(eff->path).name);
+  l.path_peak_gops = pd.device->peak_gops(eff->path, c.threads).value_or(0);
+  l.prefill_flops = pre.cost.flops + pre.cost.attention_flops;
+  Range decode_ms = step.ms;
+  l.ttft_ms = pre.ms;
+
+  if (c.speculative.on()) {
+    TRILEMMA_TRY(spec, speculate(pm, pd, c, decode_m, step, e.memory, draft));
+    l.acceptance = spec.acceptance.rate.mid;
+    l.tokens_per_pass = spec.tokens_per_pass;
+    l.draft_cost_ratio = spec.draft_cost_ratio;
+    l.speedup = step.ms.mid / spec.ms_per_token.mid;
+    decode_ms = spec.ms_per_token;
+    l.ttft_ms = {l.ttft_ms.low + spec.ttft_extra_ms.low, l.ttft_ms.mid + spec.ttft_extra_ms.mid,
+                 l.ttft_ms.high + spec.ttft_extra_ms.high};
+    e.memory.draft_bytes = spec.draft_bytes;
+    if (with_basis) e.basis.push_back("acceptance prior " + fixed(spec.acceptance.rate.mid, 2) + ": " + spec.acceptance.basis);
+  }
+  const double prompt = std::min(c.prompt, c.context);
+  l.decode_tok_s = {1000.0 / decode_ms.high, 1000.0 / decode_ms.mid, 1000.0 / decode_ms.low};
   l.prefill_tok_s = {prompt / l.ttft_ms.high * 1000.0, prompt / l.ttft_ms.mid * 1000.0, prompt / l.ttft_ms.low * 1000.0};
-
-  m.total_bytes = m.weights_bytes + m.kv_bytes + m.scratch_bytes + m.runtime_bytes + m.draft_bytes;
-  m.usable_bytes = pd.usable_bytes;
-
+  e.memory.total_bytes = e.memory.weights_bytes + e.memory.kv_bytes + e.memory.scratch_bytes + e.memory.runtime_bytes +
+                         e.memory.draft_bytes;
+  if (with_basis) {
+    e.basis.insert(e.basis.begin(), eff->basis);
+    e.basis.insert(e.basis.begin() + 1, "prefill compute: " + l.compute_path + " peak " + fixed(l.path_peak_gops, 0) +
+                                            " GOP/s x " + fixed(eff->compute_fraction.mid, 2) + " (" +
+                                            std::string(info(c.backend).name) + ", " +
+                                            std::string(info(c.weights).name) + " weights)");
+  }
   e.accuracy = accuracy::estimate_accuracy(s, c, with_basis ? &e.basis : nullptr);
   return e;
 }

@@ -26,7 +26,7 @@ json config_to_json(const DeploymentConfig& c) {
             {"kv_strategy", std::string(info(c.kv_strategy).name)},
             {"context", c.context},
             {"prompt", c.prompt},
-            {"backend", c.backend},
+            {"backend", std::string(info(c.backend).name)},
             {"threads", c.threads},
             {"speculative", spec}};
   if (c.kv_strategy == KvStrategy::sliding) j["window"] = c.window, j["sinks"] = c.sinks;
@@ -65,7 +65,9 @@ Result<DeploymentConfig> config_from_json(const json& j, const std::string& file
   c.context = context;
   c.prompt = prompt;
   c.threads = threads;
-  c.backend = backend;
+  const auto b = backend_from_name(backend);
+  if (!b) return bad(file, where + ".backend", "unknown backend '" + backend + "' (expected one of: " + backend_names() + ")");
+  c.backend = *b;
   if (c.context == 0) return bad(file, where + ".context", "must be > 0");
   if (c.kv_strategy == KvStrategy::sliding) {
     TRILEMMA_TRY(window, uint(j, "window", where));

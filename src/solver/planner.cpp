@@ -101,23 +101,32 @@ bool dominates(const Candidate& a, const Candidate& b) {
   return no_worse && better_somewhere;
 }
 
-std::vector<std::string> backends_of(const devices::Device& d, const Pins& pins) {
-  if (pins.backend) return {*pins.backend};
-  std::vector<std::string> out;
-  for (const auto& b : d.backends) {
-    if (b == "cpu") out.push_back(b);
-    // A GPU backend needs a compute figure to be planned.
-    else if ((b == "metal" || b == "cuda" || b == "vulkan" || b == "opencl") &&
-             (d.gpu_fp32_tflops || d.gpu_fp16_tflops || d.gpu_fp16_tensor_tflops))
-      out.push_back(b);
+// The device's backends that run at least one weight format on it; a pinned backend must be one.
+Result<std::vector<Backend>> backends_of(const PreparedDevice& pd, const Pins& pins) {
+  const auto& d = *pd.device;
+  auto plannable = [&](Backend b) {
+    for (const auto& w : weight_formats())
+      if (pd.efficiency(b, w.format)) return true;
+    return false;
+  };
+  if (pins.backend) {
+    if (!plannable(*pins.backend))
+      return make_error(ErrorKind::input, d.origin, "backends",
+                        "device " + d.id + " lists backend '" + std::string(info(*pins.backend).name) +
+                            "', but the planner cannot cost it there: no compute path of that backend has a peak in the device file (" +
+                            "see devices/README.md, compute paths), or the backend has no efficiency row in devices/derating.yaml");
+    return std::vector<Backend>{*pins.backend};
   }
-  if (out.empty()) out.push_back("cpu");
+  std::vector<Backend> out;
+  for (const auto& b : backends())
+    if (d.has_backend(b.backend) && plannable(b.backend)) out.push_back(b.backend);
+  if (out.empty()) out.push_back(Backend::cpu);
   return out;
 }
 
-std::vector<std::uint32_t> threads_of(const devices::Device& d, const std::string& backend, const Pins& pins) {
+std::vector<std::uint32_t> threads_of(const devices::Device& d, Backend backend, const Pins& pins) {
   if (pins.threads) return {*pins.threads};
-  if (backend != "cpu") return {d.total_cores()};
+  if (backend != Backend::cpu) return {d.total_cores()};
   std::vector<std::uint32_t> out = {d.total_cores()};
   std::uint32_t big = 0;
   for (const auto& c : d.clusters)
@@ -179,18 +188,25 @@ std::vector<SpeculativeConfig> spec_choices(const models::Model& target, WeightF
   return out;
 }
 
-std::vector<WeightFormat> weight_choices(const Pins& pins) {
-  if (pins.weights) return {*pins.weights};
+// The formats a backend runs on the device. INT3/INT2 are trilemma-engine formats no
+// deployment runtime loads: searched only when pinned.
+std::vector<WeightFormat> weight_choices(const PreparedDevice& pd, Backend backend, const Pins& pins) {
+  if (pins.weights) return pd.efficiency(backend, *pins.weights) ? std::vector{*pins.weights} : std::vector<WeightFormat>{};
   std::vector<WeightFormat> out;
-  // INT3/INT2 are trilemma-engine formats no deployment runtime loads: searched only when pinned.
   for (const auto& row : weight_formats())
-    if (!row.llama_cpp.empty()) out.push_back(row.format);
+    if (row.format != WeightFormat::int3 && row.format != WeightFormat::int2 && pd.efficiency(backend, row.format))
+      out.push_back(row.format);
   return out;
 }
 
-std::vector<TensorType> kv_type_choices(const Pins& pins) {
-  if (pins.kv) return {*pins.kv};
-  return {TensorType::f16, TensorType::q8_0, TensorType::q4_0};
+std::vector<TensorType> kv_type_choices(Backend backend, const Pins& pins) {
+  const auto& allowed = info(backend).kv;
+  auto runs_kv = [&](TensorType t) { return allowed.empty() || std::find(allowed.begin(), allowed.end(), t) != allowed.end(); };
+  if (pins.kv) return runs_kv(*pins.kv) ? std::vector{*pins.kv} : std::vector<TensorType>{};
+  std::vector<TensorType> out;
+  for (auto t : {TensorType::f16, TensorType::q8_0, TensorType::q4_0})
+    if (runs_kv(t)) out.push_back(t);
+  return out;
 }
 
 }  // namespace
@@ -224,7 +240,8 @@ Result<PlanResult> plan(const PlanRequest& req) {
   const auto& model = *req.model;
   const auto& device = *req.device;
   PlanResult result;
-  result.context = req.context ? req.context : req.profile.default_context;
+  // The profile's default context, unless the model was trained for less.
+  result.context = req.context ? req.context : std::min(req.profile.default_context, model.shape.context);
   result.prompt = std::min(req.prompt ? req.prompt : req.profile.default_prompt, result.context);
   if (result.context > model.shape.context)
     return make_error(ErrorKind::infeasible, "--context", "",
@@ -233,7 +250,7 @@ Result<PlanResult> plan(const PlanRequest& req) {
   const Constraints constraints = merge(req.profile.constraints, req.budgets);
 
   const PreparedModel target = PreparedModel::prepare(model);
-  const PreparedDevice prepared_device = PreparedDevice::prepare(device);
+  TRILEMMA_TRY(prepared_device, PreparedDevice::prepare(device));
   std::map<std::string, PreparedModel> drafts;
   if (req.catalog)
     for (const auto& m : *req.catalog)
@@ -242,15 +259,29 @@ Result<PlanResult> plan(const PlanRequest& req) {
     return make_error(ErrorKind::input, "--draft-model", "",
                       "'" + *req.pins.draft_model + "' is not a catalog model with " + model.id + "'s tokenizer (" +
                           model.tokenizer_family + ")");
+  TRILEMMA_TRY(backends, backends_of(prepared_device, req.pins));
 
   const double usable_gib = prepared_device.usable_bytes / k_gib;
   std::vector<Candidate> all;
-  for (auto weights : weight_choices(req.pins))
-    for (auto kv : kv_type_choices(req.pins))
-      for (const auto& kvc : kv_choices(result.context, req.pins))
-        for (const auto& spec : spec_choices(model, weights, req.catalog, req.pins))
-          for (const auto& backend : backends_of(device, req.pins))
-            for (auto threads : threads_of(device, backend, req.pins)) {
+  for (const auto backend : backends) {
+    const auto& row = info(backend);
+    if (row.max_context && result.context > *row.max_context) {
+      result.skipped.push_back(std::string(row.name) + ": graphs compiled for at most " + std::to_string(*row.max_context) +
+                               " tokens of context (" + std::string(row.source) + ")");
+      continue;
+    }
+    Pins pins = req.pins;
+    if (row.fixed_graph) {
+      if (pins.strategy && *pins.strategy != KvStrategy::contiguous) continue;
+      if (pins.speculative && *pins.speculative) continue;
+      pins.strategy = KvStrategy::contiguous;
+      pins.speculative = false;
+    }
+    for (auto weights : weight_choices(prepared_device, backend, pins))
+      for (auto kv : kv_type_choices(backend, pins))
+        for (const auto& kvc : kv_choices(result.context, pins))
+          for (const auto& spec : spec_choices(model, weights, req.catalog, pins))
+            for (auto threads : threads_of(device, backend, pins)) {
               Candidate c;
               auto& cfg = c.config;
               cfg.weights = weights;
@@ -266,10 +297,18 @@ Result<PlanResult> plan(const PlanRequest& req) {
               cfg.speculative = spec;
               const PreparedModel* draft = nullptr;
               if (spec.kind == DraftKind::model) draft = &drafts.at(spec.draft_model);
-              c.estimate = estimate(target, prepared_device, cfg, draft, false);
+              // A draft format the backend cannot run on this device is no candidate.
+              if (spec.has_draft_weights() && !prepared_device.efficiency(backend, spec.draft_weights)) continue;
+              TRILEMMA_TRY(e, estimate(target, prepared_device, cfg, draft, false));
+              c.estimate = std::move(e);
               c.violations = violations(c, constraints, usable_gib, false);
               all.push_back(std::move(c));
             }
+  }
+  if (all.empty())
+    return make_error(ErrorKind::infeasible, "", "",
+                      "no configuration of " + model.id + " runs on " + device.id + " with these pins" +
+                          (result.skipped.empty() ? std::string() : " (" + result.skipped.front() + ")"));
   result.evaluated = all.size();
 
   std::vector<const Candidate*> feasible, device_feasible;
@@ -294,9 +333,10 @@ Result<PlanResult> plan(const PlanRequest& req) {
   std::sort(result.front.begin(), result.front.end(), [](auto& a, auto& b) { return a.tok_s() > b.tok_s(); });
 
   // The plans the report shows get their basis and violation texts.
+  // Explaining re-runs an estimate that already succeeded for the same configuration.
   auto explain = [&](Candidate& c) {
     const PreparedModel* draft = c.config.speculative.kind == DraftKind::model ? &drafts.at(c.config.speculative.draft_model) : nullptr;
-    c.estimate = estimate(target, prepared_device, c.config, draft, true);
+    if (auto e = estimate(target, prepared_device, c.config, draft, true); e.ok()) c.estimate = std::move(*e);
     c.violations = violations(c, constraints, usable_gib, true);
   };
   if (!feasible.empty()) {
@@ -374,9 +414,9 @@ Result<PlanResult> plan(const PlanRequest& req) {
       cfg.context = std::min(result.context, m.shape.context);
       cfg.prompt = std::min(result.prompt, cfg.context);
       const auto e = estimate(pm, prepared_device, cfg);
-      if (e.memory.total_bytes <= prepared_device.usable_bytes)
-        result.smaller_models.push_back(m.id + " (" + fmt(e.memory.total_bytes / k_gib, 2) + " GiB at q4_k_m, " +
-                                        fmt(e.latency.decode_tok_s.mid) + " tok/s)");
+      if (e.ok() && e->memory.total_bytes <= prepared_device.usable_bytes)
+        result.smaller_models.push_back(m.id + " (" + fmt(e->memory.total_bytes / k_gib, 2) + " GiB at q4_k_m, " +
+                                        fmt(e->latency.decode_tok_s.mid) + " tok/s)");
     }
   }
   return result;

@@ -21,7 +21,7 @@ struct Pins {
   std::optional<KvStrategy> strategy;
   std::optional<std::uint32_t> window, sinks;
   std::optional<double> kv_resident_fraction;
-  std::optional<std::string> backend;
+  std::optional<Backend> backend;
   std::optional<std::uint32_t> threads;
   std::optional<bool> speculative;          // false = --no-speculative
   std::optional<DraftKind> draft_kind;
@@ -65,6 +65,7 @@ struct PlanResult {
   std::string binding;                // constraint that kept a better plan out, or ""
   std::vector<Relaxation> relaxations;  // when nothing is feasible
   std::vector<std::string> smaller_models;  // catalog models of the same family that would fit
+  std::vector<std::string> skipped;         // backends left out, and why
   std::size_t evaluated = 0, feasible = 0;
   std::uint32_t context = 0, prompt = 0;
 };

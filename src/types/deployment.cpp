@@ -14,6 +14,7 @@ constexpr std::array k_strategies = {
 static_assert(static_cast<int>(k_strategies[3].strategy) == 3);
 
 constexpr std::array k_kv_formats = {TensorType::f32, TensorType::f16, TensorType::q8_0, TensorType::q4_0};
+static_assert(k_kv_formats.size() == k_kv_format_count);
 
 constexpr std::array<std::string_view, 4> k_draft_names = {"none", "model", "self", "layers"};
 
@@ -32,6 +33,12 @@ bool is_kv_format(TensorType t) {
   for (auto f : k_kv_formats)
     if (f == t) return true;
   return false;
+}
+
+std::size_t kv_format_index(TensorType t) {
+  for (std::size_t i = 0; i < k_kv_formats.size(); ++i)
+    if (k_kv_formats[i] == t) return i;
+  return 0;
 }
 
 std::string_view draft_kind_name(DraftKind k) { return k_draft_names[static_cast<std::size_t>(k)]; }
@@ -55,7 +62,7 @@ std::string describe(const DeploymentConfig& c) {
     if (c.speculative.kind == DraftKind::layers) s += ":" + std::to_string(c.speculative.draft_layers);
     s += " g" + std::to_string(c.speculative.draft_len);
   }
-  s += " / " + c.backend;
+  s += " / " + std::string(info(c.backend).name);
   if (c.threads) s += " x" + std::to_string(c.threads);
   s += " / ctx " + std::to_string(c.context);
   return s;

@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "types/backend.hpp"
 #include "types/tensor_type.hpp"
 #include "types/weight_format.hpp"
 
@@ -30,8 +31,11 @@ const KvStrategyInfo& info(KvStrategy strategy);
 std::optional<KvStrategy> kv_strategy_from_name(std::string_view name);
 
 // KV storage formats the planner and engine support (a subset of tensor types).
+inline constexpr std::size_t k_kv_format_count = 4;
 std::span<const TensorType> kv_formats();
 bool is_kv_format(TensorType type);
+// Position of `type` in kv_formats(); REQUIRES: is_kv_format(type).
+std::size_t kv_format_index(TensorType type);
 
 enum class DraftKind : std::uint8_t { none, model, self, layers };
 std::string_view draft_kind_name(DraftKind kind);
@@ -59,7 +63,10 @@ struct DeploymentConfig {
   double kv_resident_fraction = 1.0;  // offload: share of the KV kept in fast memory
   std::uint32_t context = 4096;       // tokens
   std::uint32_t prompt = 512;         // prompt tokens for TTFT
-  std::string backend = "cpu";        // cpu | metal | cuda | vulkan | opencl
+  Backend backend = Backend::cpu;
+  // Empty: the backend's own runtime (BackendInfo::engine), the one plans are for. Fidelity
+  // checks set another (ExecuTorch on the CPU) to cost the memory that runtime keeps.
+  std::string runtime;
   std::uint32_t threads = 0;
   SpeculativeConfig speculative;
 };

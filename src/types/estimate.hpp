@@ -32,7 +32,9 @@ struct LatencyEstimate {
   double prefill_flops = 0;        // the whole prompt
   std::string bound;               // "memory" or "compute"
   double effective_bandwidth_gbps = 0;
-  double effective_compute_gflops = 0;
+  double effective_compute_gflops = 0;  // prefill's matmuls: the path's peak x its fraction
+  std::string compute_path;             // the path the weight format's matmuls take
+  double path_peak_gops = 0;            // that path's peak at the plan's threads
   // Speculative decoding, when on.
   double acceptance = 0;           // prior or measured
   double tokens_per_pass = 0;

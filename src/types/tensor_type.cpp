@@ -40,6 +40,9 @@ constexpr std::array k_table = {
     TensorTypeInfo{TensorType::tq3_t, "tq3_t", k_no_gguf_id, 64, 28, k_ours},
     // f16 scale + f16 min + 64 x 2-bit codes packed in 16 bytes: 2.5 bits per weight
     TensorTypeInfo{TensorType::tq2_t, "tq2_t", k_no_gguf_id, 64, 20, k_ours},
+    // NPU int4 weights (QNN/Genie w4a16, Core ML int4): one f32/f16 scale per row of thousands
+    // of weights is under 0.02 bits per weight and left out.
+    TensorTypeInfo{TensorType::i4, "i4", k_no_gguf_id, 2, 1, "two's-complement int4, two per byte"},
 };
 
 constexpr bool table_in_enum_order() {

@@ -17,6 +17,7 @@ enum class TensorType : std::uint8_t {
   iq2_xxs, iq2_xs, iq2_s, iq3_xxs, iq3_s, iq1_s, iq1_m, iq4_nl, iq4_xs,
   i8, i16, i32, f64,
   tq3_t, tq2_t,  // trilemma's INT3 and INT2 block formats
+  i4,            // plain int4, two per byte (NPU weight formats; per-row scales not counted)
 };
 
 inline constexpr std::uint32_t k_no_gguf_id = 0xffffffffu;

@@ -10,6 +10,9 @@ using L = MoreBitsLayers;
 constexpr std::string_view k_llama_quant = "llama.cpp src/llama-quant.cpp llama_tensor_get_type (simplified)";
 constexpr std::string_view k_plain = "one type for every matrix";
 constexpr std::string_view k_ours = "docs/formats.md (trilemma INT3/INT2 block formats)";
+constexpr std::string_view k_npu =
+    "NPU integer format: per-channel matrices, int8 embedding and classifier (assumed: vendors do not "
+    "publish per-tensor recipes; docs/estimates.md)";
 
 // name, llama.cpp, bulk, attn_v, attn_v_layers, ffn_down, ffn_down_layers, attn_output,
 // ffn_down_rest, attn_v_rest, output, embedding, engine_type, source
@@ -42,7 +45,14 @@ constexpr std::array k_table = {
                      T::tq3_t, T::tq3_t, T::q8_0, T::tq3_t, T::tq3_t, k_ours},
     WeightFormatInfo{WeightFormat::int2, "int2", "", T::tq2_t, T::tq2_t, L::none, T::tq2_t, L::none, T::tq2_t,
                      T::tq2_t, T::tq2_t, T::q8_0, T::tq2_t, T::tq2_t, k_ours},
+    WeightFormatInfo{WeightFormat::w4a16, "w4a16", "", T::i4, T::i4, L::none, T::i4, L::none, T::i4, T::i4, T::i4,
+                     T::i8, T::i8, std::nullopt, k_npu},
+    WeightFormatInfo{WeightFormat::w8a16, "w8a16", "", T::i8, T::i8, L::none, T::i8, L::none, T::i8, T::i8, T::i8,
+                     T::i8, T::i8, std::nullopt, k_npu},
+    WeightFormatInfo{WeightFormat::w8a8, "w8a8", "", T::i8, T::i8, L::none, T::i8, L::none, T::i8, T::i8, T::i8,
+                     T::i8, T::i8, std::nullopt, k_npu},
 };
+static_assert(k_table.size() == static_cast<std::size_t>(WeightFormat::count), "one row per weight format");
 
 constexpr bool in_enum_order() {
   for (std::size_t i = 0; i < k_table.size(); ++i)

@@ -15,6 +15,8 @@ namespace trilemma {
 // Append at the end: names are persisted in plan documents and emitted configs.
 enum class WeightFormat : std::uint8_t {
   f32, bf16, f16, q8_0, q6_k, q5_k_m, q4_k_m, q4_0, q3_k_m, q2_k, iq2_xs, int3, int2,
+  w4a16, w8a16, w8a8,  // NPU integer formats: weight bits x activation bits
+  count
 };
 
 // Which layers of a role get the `more_bits` type.

@@ -4,8 +4,8 @@
 #include <cmath>
 #include <memory>
 
+#include "calibration/fit.hpp"
 #include "memory/tensor_layout.hpp"
-#include "roofline/derating.hpp"
 #include "solver/estimate.hpp"
 
 namespace trilemma::verify {
@@ -18,7 +18,7 @@ DeploymentConfig engine_config(const RunPoint& p, std::uint32_t prompt_tokens) {
   c.prompt = prompt_tokens;
   // The engine sizes its cache to what it runs (a speculative round may overshoot by g).
   c.context = prompt_tokens + p.decode_tokens + (c.speculative.on() ? c.speculative.draft_len : 0);
-  c.backend = "cpu";
+  c.backend = Backend::cpu;
   return c;
 }
 
@@ -64,16 +64,20 @@ class Predictor {
  public:
   explicit Predictor(const models::Model& model) : m_model(model) {}
 
-  Estimate operator()(const solver::PreparedDevice& pd, const RunPoint& p, std::uint32_t prompt_tokens,
-                      double measured_acceptance, bool with_basis) {
+  // The configuration the engine ran at `p`, in the planner's terms.
+  static DeploymentConfig config(const RunPoint& p, std::uint32_t prompt_tokens, double measured_acceptance) {
     auto c = engine_config(p, prompt_tokens);
     // The weight format whose bulk type is the engine's: its prepared bytes are the stored ones.
     c.weights = format_of(p.engine_weights);
     c.speculative.measured_acceptance = measured_acceptance;
-    return solver::estimate(prepared(p.engine_weights), pd, c, nullptr, with_basis);
+    return c;
   }
 
- private:
+  Result<Estimate> operator()(const solver::PreparedDevice& pd, const RunPoint& p, std::uint32_t prompt_tokens,
+                              double measured_acceptance, bool with_basis) {
+    return solver::estimate(prepared(p.engine_weights), pd, config(p, prompt_tokens, measured_acceptance), nullptr, with_basis);
+  }
+
   const solver::PreparedModel& prepared(TensorType weights) {
     for (const auto& entry : m_prepared)
       if (entry->weights == weights) return entry->prepared;
@@ -82,6 +86,7 @@ class Predictor {
     m_prepared.push_back(std::move(entry));
     return m_prepared.back()->prepared;
   }
+ private:
   struct Entry {
     TensorType weights;
     models::Model model;
@@ -93,9 +98,10 @@ class Predictor {
 
 }  // namespace
 
-Estimate predict(const models::Model& model, const devices::Device& host, const RunPoint& p, std::uint32_t prompt_tokens,
-                 double measured_acceptance) {
-  return Predictor(model)(solver::PreparedDevice::prepare(host), p, prompt_tokens, measured_acceptance, true);
+Result<Estimate> predict(const models::Model& model, const devices::Device& host, const RunPoint& p,
+                         std::uint32_t prompt_tokens, double measured_acceptance) {
+  TRILEMMA_TRY(pd, solver::PreparedDevice::prepare(host));
+  return Predictor(model)(pd, p, prompt_tokens, measured_acceptance, true);
 }
 
 std::vector<FigureCheck> compare(const Estimate& e, const Measurement& m, const Tolerances& tol) {
@@ -131,146 +137,21 @@ std::vector<FigureSummary> summarize(const std::vector<PointReport>& reports) {
   return out;
 }
 
-namespace {
-
-// One fitted latency factor and where it goes in a Calibration.
-struct Factor {
-  enum class Kind { bandwidth, compute, attention, prefill_attention, overhead, speculative_round } kind;
-  std::string key;  // weight format or KV format name; empty for the overhead
-  double value = 0;
-};
-
-devices::Calibration with_factors(devices::Calibration c, const std::vector<Factor>& factors) {
-  c.bandwidth_fraction.clear(), c.compute_fraction_by_format.clear(), c.attention_fraction.clear();
-  c.prefill_attention_fraction.clear();
-  for (const auto& f : factors) switch (f.kind) {
-      case Factor::Kind::bandwidth: c.bandwidth_fraction.emplace_back(f.key, f.value); break;
-      case Factor::Kind::compute: c.compute_fraction_by_format.emplace_back(f.key, f.value); break;
-      case Factor::Kind::attention: c.attention_fraction.emplace_back(f.key, f.value); break;
-      case Factor::Kind::prefill_attention: c.prefill_attention_fraction.emplace_back(f.key, f.value); break;
-      case Factor::Kind::overhead: c.overhead_ms = f.value; break;
-      case Factor::Kind::speculative_round: c.speculative_round_ms = f.value; break;
-    }
-  return c;
-}
-
-// The factors a set of points can inform, started from the host's current values: bandwidth
-// and compute per weight format (targets and drafts), attention per KV format in each phase,
-// the overhead per pass, and, when some points speculate, a round's cost beyond its passes.
-std::vector<Factor> initial_factors(const std::vector<PointReport>& reports, const devices::Device& host) {
-  std::vector<Factor> out;
-  auto add = [&](Factor::Kind kind, const std::string& key, double value) {
-    for (const auto& f : out)
-      if (f.kind == kind && f.key == key) return;
-    out.push_back({kind, key, std::max(value, 1e-3)});
-  };
-  const auto per_pass = roofline::derating_for(host, "cpu", "f32");
-  for (const auto& r : reports) {
-    const auto& c = r.point.config;
-    std::vector<std::string> formats = {std::string(info(c.weights).name)};
-    if (c.speculative.has_draft_weights())
-      formats.emplace_back(info(c.speculative.draft_weights).name);
-    for (const auto& f : formats) {
-      const auto d = roofline::derating_for(host, "cpu", f);
-      add(Factor::Kind::bandwidth, f, d.bandwidth_fraction.mid);
-      add(Factor::Kind::compute, f, d.compute_fraction.mid);
-    }
-    const std::string kv(info(c.kv_type).name);
-    using roofline::AttentionPhase;
-    add(Factor::Kind::attention, kv, roofline::attention_fraction_for(host, "cpu", kv, AttentionPhase::decode).mid);
-    add(Factor::Kind::prefill_attention, kv, roofline::attention_fraction_for(host, "cpu", kv, AttentionPhase::prefill).mid);
-    // Search in log space cannot leave zero: an unfitted round starts at one pass's overhead.
-    if (c.speculative.on())
-      add(Factor::Kind::speculative_round, "",
-          per_pass.speculative_round_ms > 0 ? per_pass.speculative_round_ms : per_pass.overhead_ms);
-  }
-  add(Factor::Kind::overhead, "", per_pass.overhead_ms);
-  return out;
-}
-
-// A fraction is relative to the host profile's figures, and a probe taken while a neighbour
-// loaded this shared machine can be a third of what the cores reach later: the bound only
-// keeps the search finite.
-constexpr double k_max_fraction = 16.0;
-constexpr double k_max_ms = 1e4;
-
-double upper_bound(Factor::Kind kind) {
-  return kind == Factor::Kind::overhead || kind == Factor::Kind::speculative_round ? k_max_ms : k_max_fraction;
-}
-
-double log_error(double predicted, double measured) {
-  if (!(predicted > 0) || !(measured > 0)) return 0;  // a failed measurement informs nothing
-  return std::log(predicted / measured);
-}
-
-}  // namespace
-
 devices::Calibration calibrate(const models::Model& model, const std::vector<PointReport>& reports, const devices::Device& host,
                                const std::string& fitted_on) {
-  // Memory: measured - weights - KV - draft = runtime + f x modelled scratch, fitted by least
-  // squares over the points (the modelled scratch is llama.cpp's compute buffer; an engine
-  // that keeps fewer logits needs a smaller f).
-  double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
-  for (const auto& r : reports) {
-    const auto& mem = r.predicted.memory;
-    const auto derate = roofline::derating_for(host, "cpu", std::string(info(r.point.config.weights).name));
-    const double x = mem.scratch_bytes / derate.scratch_fraction;  // the unscaled model
-    const double y = r.measured.peak_rss_bytes - (mem.weights_bytes + mem.kv_bytes + mem.draft_bytes);
-    n += 1, sx += x, sy += y, sxx += x * x, sxy += x * y;
-  }
-  double scratch_fraction = 1, runtime_bytes = n > 0 ? sy / n : 0;
-  if (n >= 2 && n * sxx - sx * sx > 0) {
-    scratch_fraction = std::max(0.0, (n * sxy - sx * sy) / (n * sxx - sx * sx));
-    runtime_bytes = (sy - scratch_fraction * sx) / n;
-  }
-  devices::Calibration base;
-  base.fitted_on = fitted_on;
-  if (n > 0) {
-    base.runtime_mib = std::max(0.0, runtime_bytes) / k_mib;
-    base.scratch_fraction = scratch_fraction;
-  }
-
-  // Latency: the factors that minimise the squared log error of decode tok/s and TTFT over all
-  // points, through the very predictor that plans use (so a fitted host reproduces its own
-  // measurements as far as the model's form allows). Bandwidth and compute per weight format,
-  // attention per KV format (decode and prefill), one fixed overhead per forward pass and one
-  // per speculative round are separable because the grid varies weights, KV formats, contexts
-  // and speculation independently. Coordinate search in log
-  // space: each factor in turn moves by a factor e^step up or down when that lowers the error.
-  std::vector<Factor> factors = initial_factors(reports, host);
-  devices::Device trial = host;
+  // The engine's model per weight format; observations point into it.
   Predictor predictor(model);
-  auto error = [&](const std::vector<Factor>& f) {
-    trial.calibration = with_factors(base, f);
-    const auto pd = solver::PreparedDevice::prepare(trial);
-    double sum = 0;
-    for (const auto& r : reports) {
-      const auto e = predictor(pd, r.point, r.measured.prompt_tokens, r.measured.acceptance, false);
-      const double d = log_error(e.latency.decode_tok_s.mid, r.measured.decode_tok_s.median);
-      const double t = log_error(e.latency.ttft_ms.mid, r.measured.ttft_ms.median);
-      sum += d * d + t * t;
-    }
-    return sum;
-  };
-  double best = error(factors);
-  // A sweep that gains less than 0.1% also halves the step: factors that trade against each
-  // other (a format's bandwidth and the overhead) would otherwise zig-zag in tiny gains.
-  for (double step = std::log(2.0); step > 1e-3;) {
-    const double at_start = best;
-    for (auto& f : factors)
-      for (const double dir : {1.0, -1.0}) {
-        const double before = f.value;
-        f.value = std::clamp(before * std::exp(dir * step), 1e-5, upper_bound(f.kind));
-        const double e = error(factors);
-        if (e < best) {
-          best = e;
-          break;
-        }
-        f.value = before;
-      }
-    if (best > at_start * (1 - 1e-3)) step /= 2;
+  std::vector<calibration::Observation> obs;
+  for (const auto& r : reports) {
+    calibration::Observation ob;
+    ob.model = &predictor.prepared(r.point.engine_weights);
+    ob.config = Predictor::config(r.point, r.measured.prompt_tokens, r.measured.acceptance);
+    ob.decode_tok_s = r.measured.decode_tok_s.median;
+    ob.ttft_ms = r.measured.ttft_ms.median;
+    ob.peak_memory_bytes = r.measured.peak_rss_bytes;
+    obs.push_back(ob);
   }
-  return with_factors(base, factors);
+  return calibration::fit(host, obs, calibration::FitOptions{}, fitted_on);
 }
 
 }  // namespace trilemma::verify

@@ -43,8 +43,8 @@ models::Model engine_model(const models::Model& catalog_model, TensorType engine
 // Prediction for `point` on `host`, in the engine's configuration (f32 contiguous KV sized
 // prompt + decode tokens, CPU threads), at the measured prompt length.
 // A measured speculative acceptance rate (> 0) replaces the prior.
-Estimate predict(const models::Model& model, const devices::Device& host, const RunPoint& point,
-                 std::uint32_t prompt_tokens, double measured_acceptance = 0);
+Result<Estimate> predict(const models::Model& model, const devices::Device& host, const RunPoint& point,
+                         std::uint32_t prompt_tokens, double measured_acceptance = 0);
 
 std::vector<FigureCheck> compare(const Estimate& predicted, const Measurement& measured, const Tolerances& tol);
 

@@ -107,19 +107,74 @@ TEST_CASE("devices::resolve_device: unknown ids suggest the closest", "[devices]
 TEST_CASE("devices::device_to_yaml: a written profile reads back", "[devices]") {
   auto d = devices::parse_device(k_valid, "devices/test-board.yaml", "test-board");
   REQUIRE(d.ok());
-  d->calibration = devices::Calibration{"test fit", {{"q4_0", 0.8}}, {{"q4_0", 0.5}}, 0.2,  30.0,
-                                        0.7,        {{"q8_0", 0.05}}, {{"q8_0", 0.09}}, 3.5};
+  devices::Calibration cal;
+  cal.fitted_on = "test fit";
+  cal.points = 12;
+  cal.error_before = 0.31;
+  cal.error_after = 0.04;
+  cal.files = {"bench.json"};
+  auto& cpu = cal.at("cpu");
+  cpu.bandwidth_fraction = {{"q4_0", 0.8}};
+  cpu.compute_fraction = {{"q4_0", 0.5}, {"cpu_int8_dot", 0.3}};
+  cpu.overhead_ms = 0.2;
+  cpu.runtime_mib = 30.0;
+  cpu.scratch_fraction = 0.7;
+  cpu.attention_fraction = {{"q8_0", 0.05}};
+  cpu.prefill_attention_fraction = {{"q8_0", 0.09}};
+  cpu.speculative_round_ms = 3.5;
+  cal.at("vulkan").bandwidth_fraction = {{"all", 0.6}};
+  d->calibration = cal;
   auto back = devices::parse_device(devices::device_to_yaml(*d), "round-trip", "");
   REQUIRE(back.ok());
   CHECK(back->peak_bandwidth_gbps == d->peak_bandwidth_gbps);
   REQUIRE(back->calibration);
-  CHECK(back->calibration->bandwidth_fraction.at(0).second == 0.8);
-  CHECK(back->calibration->scratch_fraction == 0.7);
-  REQUIRE(back->calibration->attention_fraction.size() == 1);
-  CHECK(back->calibration->attention_fraction.at(0) == std::pair<std::string, double>{"q8_0", 0.05});
-  REQUIRE(back->calibration->prefill_attention_fraction.size() == 1);
-  CHECK(back->calibration->prefill_attention_fraction.at(0) == std::pair<std::string, double>{"q8_0", 0.09});
-  CHECK(back->calibration->speculative_round_ms == 3.5);
-  CHECK(back->calibration->compute_fraction_by_format.at(0).second == 0.5);
-  CHECK(back->calibration->runtime_mib == 30.0);
+  const auto& c = *back->calibration;
+  CHECK(c.points == 12u);
+  CHECK(c.error_before == 0.31);
+  CHECK(c.error_after == 0.04);
+  CHECK(c.files == std::vector<std::string>{"bench.json"});
+  REQUIRE(c.find("cpu"));
+  const auto& b = *c.find("cpu");
+  CHECK(b.bandwidth_fraction.at(0).second == 0.8);
+  CHECK(b.scratch_fraction == 0.7);
+  REQUIRE(b.attention_fraction.size() == 1);
+  CHECK(b.attention_fraction.at(0) == std::pair<std::string, double>{"q8_0", 0.05});
+  REQUIRE(b.prefill_attention_fraction.size() == 1);
+  CHECK(b.prefill_attention_fraction.at(0) == std::pair<std::string, double>{"q8_0", 0.09});
+  CHECK(b.speculative_round_ms == 3.5);
+  CHECK(b.compute_fraction.at(1) == std::pair<std::string, double>{"cpu_int8_dot", 0.3});
+  CHECK(b.runtime_mib == 30.0);
+  REQUIRE(c.find("vulkan"));
+  CHECK(c.find("vulkan")->bandwidth_fraction.at(0) == std::pair<std::string, double>{"all", 0.6});
+}
+
+TEST_CASE("devices::device_to_yaml: every field of a built-in device survives a round trip", "[devices]") {
+  auto all = devices::builtin_devices();
+  REQUIRE(all.ok());
+  for (const auto& d : *all) {
+    CAPTURE(d.id);
+    auto back = devices::parse_device(devices::device_to_yaml(d), "round-trip", d.id);
+    REQUIRE(back.ok());
+    CHECK(back->csv_id == d.csv_id);
+    CHECK(back->data_rate_mts == d.data_rate_mts);
+    CHECK(back->tdp_w == d.tdp_w);
+    CHECK(back->gpu_fp16_tensor_tflops == d.gpu_fp16_tensor_tflops);
+    CHECK(back->gpu_int8_tensor_tops == d.gpu_int8_tensor_tops);
+    CHECK(back->npu_int8_tops == d.npu_int8_tops);
+    CHECK(back->npu_note == d.npu_note);
+    CHECK(back->sources.size() == d.sources.size());
+    for (auto p : {ComputePath::cpu_fp32, ComputePath::cpu_int8_dot, ComputePath::gpu_fp16, ComputePath::npu_int8})
+      CHECK(back->peak_gops(p) == d.peak_gops(p));
+  }
+}
+
+TEST_CASE("devices::parse_device: a calibration written before per-backend calibrations is the CPU's", "[devices]") {
+  std::string text = k_valid;
+  text += "calibration:\n  fitted_on: old host fit\n  bandwidth_fraction: {q4_0: 0.7}\n  overhead_ms: 0.4\n";
+  auto d = devices::parse_device(text, "devices/test-board.yaml", "test-board");
+  REQUIRE(d.ok());
+  REQUIRE(d->calibration);
+  REQUIRE(d->calibration->find("cpu"));
+  CHECK(d->calibration->find("cpu")->bandwidth_fraction.at(0).second == 0.7);
+  CHECK(d->calibration->find("cpu")->overhead_ms == 0.4);
 }

@@ -172,7 +172,8 @@ budgets:
 )", "inline.yaml");
   REQUIRE(b.ok());
   const auto& budget = b->budgets.at(0);
-  CHECK(budget.weight_formats == std::vector<std::string>{"q4_k_m", "q4_0"});  // 4.5 bits each
+  // 4.5 bits each, and the NPUs' per-channel int4 at 4.0
+  CHECK(budget.weight_formats == std::vector<std::string>{"q4_k_m", "q4_0", "w4a16"});
   CHECK(budget.resolved_device.ram_gib == 16);
   CHECK(budget.prompt == 128);
   CHECK(budget.line == 3);

@@ -97,8 +97,11 @@ TEST_CASE("memory::plan_tensors: rows that do not fill a block fall back", "[mem
   for (const auto& t : memory::plan_tensors(s, WeightFormat::q4_0))
     if (t.fell_back) {
       ++fell_back;
-      CHECK(t.role == memory::TensorRole::ffn_down);
-      CHECK(t.type == TensorType::f16);
+      CAPTURE(t.name);
+      // ffn_down rows of 172 fit no block: F16. The tied embedding takes Q4_0's classifier
+      // type, Q6_K, whose 256-blocks 64-wide rows do not fill: llama.cpp's Q8_0 fallback.
+      if (t.role == memory::TensorRole::ffn_down) CHECK(t.type == TensorType::f16);
+      else CHECK((t.role == memory::TensorRole::embedding && t.type == TensorType::q8_0));
     }
-  CHECK(fell_back == 5);
+  CHECK(fell_back == 6);
 }

@@ -18,7 +18,7 @@ class FakeSource final : public verify::MeasurementSource {
  public:
   FakeSource(const models::Model& m, devices::Device truth) : m_model(m), m_truth(std::move(truth)) {}
   Result<verify::Measurement> measure(const verify::RunPoint& p) override {
-    const auto e = verify::predict(m_model, m_truth, p, p.prompt_tokens);
+    const auto e = verify::predict(m_model, m_truth, p, p.prompt_tokens).value();
     verify::Measurement out;
     out.decode_tok_s = verify::spread_of({e.latency.decode_tok_s.mid});
     out.ttft_ms = verify::spread_of({e.latency.ttft_ms.mid});
@@ -110,10 +110,11 @@ TEST_CASE("verify::calibrate: recovers the true factors of a fake host", "[verif
   // its attention runs at 5% of the f32 peak over an f16 cache, 2% over a q8_0 one.
   devices::Calibration true_factors;
   true_factors.fitted_on = "truth";
-  true_factors.bandwidth_fraction = {{"q8_0", 0.40}, {"q4_0", 0.30}};
-  true_factors.compute_fraction_by_format = {{"all", 0.10}};
-  true_factors.overhead_ms = 0.0;
-  true_factors.attention_fraction = {{"f16", 0.05}, {"q8_0", 0.02}};
+  auto& t = true_factors.at("cpu");
+  t.bandwidth_fraction = {{"q8_0", 0.40}, {"q4_0", 0.30}};
+  t.compute_fraction = {{"all", 0.10}};
+  t.overhead_ms = 0.0;
+  t.attention_fraction = {{"f16", 0.05}, {"q8_0", 0.02}};
   truth.calibration = true_factors;
   FakeSource source(model, truth);
   std::vector<verify::PointReport> reports;
@@ -130,7 +131,7 @@ TEST_CASE("verify::calibrate: recovers the true factors of a fake host", "[verif
       verify::PointReport r;
       r.point = p;
       r.measured = source.measure(p).value();
-      r.predicted = verify::predict(model, host, p, prompt);
+      r.predicted = verify::predict(model, host, p, prompt).value();
       r.checks = verify::compare(r.predicted, r.measured, {});
       reports.push_back(r);
     }
@@ -138,7 +139,7 @@ TEST_CASE("verify::calibrate: recovers the true factors of a fake host", "[verif
   CHECK_FALSE(reports.front().pass());
   host.calibration = verify::calibrate(model, reports, host, "test");
   for (auto& r : reports) {
-    r.predicted = verify::predict(model, host, r.point, r.point.prompt_tokens);
+    r.predicted = verify::predict(model, host, r.point, r.point.prompt_tokens).value();
     r.checks = verify::compare(r.predicted, r.measured, {});
     CAPTURE(r.point.prompt_tokens, std::string(info(r.point.engine_weights).name));
     for (const auto& c : r.checks) {
@@ -150,7 +151,9 @@ TEST_CASE("verify::calibrate: recovers the true factors of a fake host", "[verif
   // the fixed overhead are not: both are constant per format, and only their sum is fitted
   // well; nor is decode attention, which streams the KV at these short contexts). The truth
   // has one rate for both phases.
-  const auto& att = host.calibration->prefill_attention_fraction;
+  REQUIRE(host.calibration->find("cpu"));
+  const auto& fitted = *host.calibration->find("cpu");
+  const auto& att = fitted.prefill_attention_fraction;
   auto fraction = [&](const std::string& kv) {
     for (const auto& [k, v] : att)
       if (k == kv) return v;
@@ -160,8 +163,8 @@ TEST_CASE("verify::calibrate: recovers the true factors of a fake host", "[verif
   CHECK(fraction("q8_0") == Approx(0.02).epsilon(0.05));
   // Memory: the fake adds 12 MiB to the truth's total (whose runtime is derating.yaml's 40 MiB
   // for cpu) and keeps the modelled scratch: the fit finds scratch x1 and 52 MiB of runtime.
-  REQUIRE(host.calibration->runtime_mib);
-  CHECK(*host.calibration->runtime_mib == Approx(52.0).epsilon(0.01));
-  REQUIRE(host.calibration->scratch_fraction);
-  CHECK(*host.calibration->scratch_fraction == Approx(1.0).epsilon(0.01));
+  REQUIRE(fitted.runtime_mib);
+  CHECK(*fitted.runtime_mib == Approx(52.0).epsilon(0.01));
+  REQUIRE(fitted.scratch_fraction);
+  CHECK(*fitted.scratch_fraction == Approx(1.0).epsilon(0.01));
 }

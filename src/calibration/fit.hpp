@@ -1,0 +1,56 @@
+// Fits one device's efficiency factors (its `calibration` block) to measurements, through the
+// very predictor plans use (solver::estimate), so a calibrated device reproduces its own
+// measurements as far as the model's form allows. Used by `verify --calibrate` (the host, the
+// engine's measurements), `trilemma calibrate` (any device, benchmark result files) and the
+// fidelity cross-validation (devices of the published dataset).
+//
+// Latency: per backend, bandwidth and compute fractions (per weight format or shared),
+// attention fractions per KV format and phase, the per-pass overhead and, with speculative
+// measurements, the per-round cost: least squares of the log errors of decode tok/s and TTFT.
+// Memory: measured - weights - KV - draft = runtime + f x modelled scratch, linear least squares.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "devices/device.hpp"
+#include "roofline/derating_tables.hpp"
+#include "solver/prepared.hpp"
+#include "types/deployment.hpp"
+
+namespace trilemma::calibration {
+
+struct Observation {
+  const solver::PreparedModel* model = nullptr;  // outlives the fit
+  const solver::PreparedModel* draft = nullptr;  // a speculative draft model
+  DeploymentConfig config;                       // exactly what ran; prompt = the prefill's tokens
+  std::optional<double> decode_tok_s, ttft_ms, peak_memory_bytes;
+  double weight = 1;                             // in the least squares
+  std::string label;                             // for reports: "q4_0 pp512", a file:line
+};
+
+struct FitOptions {
+  bool bandwidth_per_format = true;  // else one fraction for all formats ("all")
+  bool compute_per_format = true;    // else one per compute path
+  bool attention = true;             // attention fractions per KV format and phase
+  bool overhead = true;              // the per-pass overhead
+  bool memory = true;                // runtime and scratch from peak memory
+  double max_fraction = 16;          // bounds the search only (a probe can read low)
+  // The derating tables the unfitted factors come from; null = the built-in ones.
+  const roofline::DeratingTables* tables = nullptr;
+};
+
+// A calibration of `device` fitted to `observations`; backends the observations do not use
+// keep what `device.calibration` had for them. `fitted_on` says what and when.
+devices::Calibration fit(const devices::Device& device, const std::vector<Observation>& observations,
+                         const FitOptions& options, const std::string& fitted_on);
+
+// Median absolute relative error of decode tok/s and TTFT over `observations` on `device`.
+struct FitError {
+  double decode = 0, ttft = 0, memory = 0;
+  int decode_points = 0, ttft_points = 0, memory_points = 0;
+};
+FitError median_errors(const devices::Device& device, const std::vector<Observation>& observations,
+                       const roofline::DeratingTables* tables = nullptr);
+
+}  // namespace trilemma::calibration

@@ -1,0 +1,174 @@
+// `trilemma fidelity [--data DIR] [--method lodo|priors] [--points] [--fit] [--json]`: how well
+// trilemma's predictions hold on the published dataset (data/measurements, docs/fidelity.md).
+#include <nlohmann/json.hpp>
+
+#include <iostream>
+
+#include "calibration/observations.hpp"
+#include "cli/commands.hpp"
+#include "cli/exit_codes.hpp"
+#include "cli/format.hpp"
+#include "devices/device_db.hpp"
+#include "fidelity/cross_validation.hpp"
+#include "fidelity/fitted_file.hpp"
+#include "io/atomic_write.hpp"
+#include "models/catalog.hpp"
+
+namespace trilemma::cli {
+namespace {
+
+using nlohmann::json;
+using calibration::Figure;
+
+struct FidelityFlags {
+  std::string data, method = "lodo", hold_out, write;
+  unsigned threads = 2;
+  bool points = false, fit = false, as_json = false, skipped = false;
+};
+
+std::string pct(double v) { return fixed(v * 100, 1) + "%"; }
+
+json report_json(const fidelity::Report& r, const calibration::ObservationSet& set, bool points) {
+  json figures = json::object();
+  for (auto f : fidelity::k_figures) {
+    const auto& s = r.figures[static_cast<std::size_t>(f)];
+    figures[fidelity::figure_name(f)] = {{"devices", s.devices}, {"points", s.points}, {"median_abs_error", s.median},
+                                         {"p90_abs_error", s.p90}, {"bias", s.bias}};
+  }
+  json devices = json::array();
+  for (const auto& d : r.devices) {
+    json row = {{"device", d.device}};
+    for (auto f : fidelity::k_figures)
+      if (!d.errors[static_cast<std::size_t>(f)].empty())
+        row[fidelity::figure_name(f)] = {{"points", d.errors[static_cast<std::size_t>(f)].size()}, {"median_abs_error", d.median_abs(f)}};
+    devices.push_back(row);
+  }
+  json out = {{"method", r.method}, {"figures", figures}, {"devices", devices}};
+  if (points) {
+    json p = json::array();
+    for (const auto& x : r.points) {
+      const auto& o = set.observations()[x.observation];
+      p.push_back({{"id", o.observation.label}, {"device", o.device}, {"figure", fidelity::figure_name(o.figure)},
+                   {"predicted", x.predicted}, {"measured", x.measured}, {"error", x.error},
+                   {"bytes_per_token", x.bytes_per_token}, {"backend", std::string(info(o.observation.config.backend).name)},
+                   {"threads", o.observation.config.threads}, {"model", o.observation.model->model->id},
+                   {"weights", std::string(info(o.observation.config.weights).name)},
+                   {"kv", std::string(info(o.observation.config.kv_type).name)}, {"context", o.observation.config.context},
+                   {"prompt", o.observation.config.prompt}});
+    }
+    out["points"] = p;
+  }
+  return out;
+}
+
+void print_report(const fidelity::Report& r, const calibration::ObservationSet& set, bool points) {
+  std::cout << "fidelity (" << r.method << "): median absolute error per device; each device counts once\n\n";
+  std::cout << pad("device", 34) << pad("decode", 16) << pad("prefill", 16) << "memory\n";
+  for (const auto& d : r.devices) {
+    std::cout << pad(d.device, 34);
+    for (auto f : fidelity::k_figures) {
+      const auto& e = d.errors[static_cast<std::size_t>(f)];
+      std::cout << pad(e.empty() ? "-" : pct(d.median_abs(f)) + " (" + std::to_string(e.size()) + ")", 16);
+    }
+    std::cout << "\n";
+  }
+  std::cout << "\n" << pad("figure", 16) << pad("devices", 9) << pad("points", 8) << pad("median", 9) << pad("p90", 9) << "bias\n";
+  for (auto f : fidelity::k_figures) {
+    const auto& s = r.figures[static_cast<std::size_t>(f)];
+    std::cout << pad(fidelity::figure_name(f), 16) << pad(std::to_string(s.devices), 9) << pad(std::to_string(s.points), 8)
+              << pad(pct(s.median), 9) << pad(pct(s.p90), 9) << (s.bias >= 0 ? "+" : "") << pct(s.bias) << "\n";
+  }
+  if (points) {
+    std::cout << "\npoints (predicted / measured):\n";
+    for (const auto& x : r.points) {
+      const auto& o = set.observations()[x.observation];
+      std::cout << "  " << pad(fidelity::figure_name(o.figure), 15) << pad(fixed(x.error * 100, 1) + "%", 9)
+                << fixed(x.predicted, 1) << " / " << fixed(x.measured, 1) << "  " << o.observation.label << "\n";
+    }
+  }
+}
+
+int run_fidelity(const FidelityFlags& f) {
+  if (f.method != "lodo" && f.method != "priors")
+    return report_error(make_error(ErrorKind::usage, "--method", "", "expected lodo or priors, got '" + f.method + "'"));
+  auto rows = measurements::load_speed_rows(f.data);
+  if (!rows.ok()) return report_error(rows.error());
+  auto devices = devices::builtin_devices();
+  if (!devices.ok()) return report_error(devices.error());
+  for (auto& d : *devices) d.calibration.reset();  // predictions for devices without data of their own
+  auto models = models::builtin_models();
+  if (!models.ok()) return report_error(models.error());
+  // Priors only: the fit and the cross-validation must not see devices/fitted.yaml, which
+  // they are what writes.
+  auto tables = roofline::prior_derating_tables();
+  if (!tables.ok()) return report_error(tables.error());
+  const calibration::ObservationSet set(*rows, *devices, *models);
+
+  const auto report = f.method == "lodo" ? fidelity::leave_one_device_out(set, **tables, f.threads, f.hold_out)
+                                         : fidelity::with_tables(set, **tables);
+  std::optional<fidelity::GlobalFit> fitted;
+  if (f.fit || !f.write.empty()) {
+    // On every device, or on every device but the one held out.
+    std::vector<std::size_t> use;
+    for (std::size_t i = 0; i < set.observations().size(); ++i)
+      if (set.observations()[i].device != f.hold_out) use.push_back(i);
+    fitted = fidelity::fit_tables(set, use, **tables);
+  }
+  if (!f.write.empty()) {
+    if (f.method != "lodo" || !f.hold_out.empty())
+      return report_error(make_error(ErrorKind::usage, "--write", "", "needs the full cross-validation (--method lodo, no --hold-out)"));
+    fidelity::set_ranges(*fitted, set, report);
+    const std::string on = std::to_string(rows->size()) + " published rows, " + std::to_string(set.observations().size()) +
+                           " observations on " + std::to_string(set.device_ids().size()) + " devices (data/measurements)";
+    const auto devices_fit = fidelity::fit_devices(set, fitted->tables, on);
+    if (auto w = io::write_file_atomically(f.write, fidelity::fitted_yaml(*fitted, devices_fit, on)); !w.ok())
+      return report_error(w.error());
+    std::cerr << "fitted tables and " << devices_fit.size() << " device calibrations written to " << f.write << "\n";
+  }
+  if (f.as_json) {
+    json out = report_json(report, set, f.points);
+    out["rows"] = rows->size();
+    out["observations"] = set.observations().size();
+    out["skipped"] = set.skipped_by_reason();
+    if (fitted) {
+      json values = json::array();
+      for (const auto& v : fitted->values) values.push_back({{"name", v.name}, {"value", v.value}, {"devices", v.devices}});
+      out["fitted"] = values;
+    }
+    std::cout << out.dump(2) << "\n";
+    return k_exit_ok;
+  }
+  std::cout << rows->size() << " published rows, " << set.observations().size() << " observations on "
+            << set.device_ids().size() << " devices; left out:\n";
+  for (const auto& [reason, n] : set.skipped_by_reason()) std::cout << "  " << n << "  " << reason << "\n";
+  if (f.skipped)
+    for (const auto& s : set.skipped()) std::cout << "    " << s << "\n";
+  std::cout << "\n";
+  print_report(report, set, f.points);
+  if (fitted) {
+    std::cout << "\nfitted on every device (" << fitted->values.size() << " values):\n";
+    for (const auto& v : fitted->values)
+      std::cout << "  " << pad(v.name, 44) << pad(fixed(v.value, 3), 10) << v.devices << " devices\n";
+  }
+  return k_exit_ok;
+}
+
+}  // namespace
+
+void add_fidelity_command(CLI::App& app, Handler& handler) {
+  static FidelityFlags f;
+  auto* cmd = app.add_subcommand("fidelity", "Check predictions against the published measurements (docs/fidelity.md)");
+  cmd->add_option("--data", f.data, "a folder of speed-*.csv files (default: the built-in data/measurements)");
+  cmd->add_option("--method", f.method, "lodo: leave one device out, refitting every constant; priors: the tables as they are")
+      ->capture_default_str();
+  cmd->add_option("--hold-out", f.hold_out, "cross-validate this device only (with --fit: fit without it)");
+  cmd->add_option("--threads", f.threads, "cross-validation folds run at once")->capture_default_str();
+  cmd->add_flag("--points", f.points, "list every prediction next to its measurement");
+  cmd->add_flag("--skipped", f.skipped, "list every row left out, with its reason");
+  cmd->add_flag("--fit", f.fit, "also fit the derating tables on every device and print the values");
+  cmd->add_option("--write", f.write, "write the fitted tables and device calibrations (devices/fitted.yaml)");
+  cmd->add_flag("--json", f.as_json, "print the report as JSON");
+  cmd->callback([&] { handler = [] { return run_fidelity(f); }; });
+}
+
+}  // namespace trilemma::cli

@@ -1,0 +1,139 @@
+#include "fidelity/cross_validation.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <map>
+#include <thread>
+
+#include "solver/estimate.hpp"
+
+namespace trilemma::fidelity {
+namespace {
+
+using calibration::Figure;
+
+double median_of(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// Nearest-rank percentile.
+double percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t rank = static_cast<std::size_t>(std::ceil(p / 100.0 * v.size()));
+  return v[std::clamp<std::size_t>(rank, 1, v.size()) - 1];
+}
+
+// Predictions of `indices` with `tables`.
+std::vector<PointResult> predict(const calibration::ObservationSet& set, const std::vector<std::size_t>& indices,
+                                 const roofline::DeratingTables& tables) {
+  std::vector<PointResult> out;
+  std::map<std::string, solver::PreparedDevice> prepared;
+  for (auto i : indices) {
+    const auto& o = set.observations()[i];
+    auto it = prepared.find(o.device);
+    if (it == prepared.end()) {
+      auto pd = solver::PreparedDevice::prepare(set.device(o.device), tables, false);
+      if (!pd.ok()) continue;
+      it = prepared.emplace(o.device, std::move(*pd)).first;
+    }
+    const auto e = solver::estimate(*o.observation.model, it->second, o.observation.config, nullptr, false);
+    if (!e.ok()) continue;
+    PointResult p{i, 0, 0, 0, e->latency.bytes_per_token};
+    const auto& ob = o.observation;
+    switch (o.figure) {
+      case Figure::decode: p.predicted = e->latency.decode_tok_s.mid, p.measured = *ob.decode_tok_s; break;
+      case Figure::prefill:
+        p.predicted = ob.config.prompt / e->latency.ttft_ms.mid * 1000.0, p.measured = ob.config.prompt / *ob.ttft_ms * 1000.0;
+        break;
+      case Figure::memory: p.predicted = e->memory.total_bytes, p.measured = *ob.peak_memory_bytes; break;
+    }
+    p.error = (p.predicted - p.measured) / p.measured;
+    out.push_back(p);
+  }
+  return out;
+}
+
+Report summarize(const calibration::ObservationSet& set, std::vector<PointResult> points, std::string method) {
+  Report r;
+  r.method = std::move(method);
+  std::sort(points.begin(), points.end(), [](auto& a, auto& b) { return a.observation < b.observation; });
+  std::map<std::string, DeviceResult> by_device;
+  for (const auto& p : points) {
+    const auto& o = set.observations()[p.observation];
+    auto& d = by_device[o.device];
+    d.device = o.device;
+    d.errors[static_cast<std::size_t>(o.figure)].push_back(p.error);
+  }
+  for (auto& [id, d] : by_device) r.devices.push_back(std::move(d));
+  for (auto f : k_figures) {
+    const auto fi = static_cast<std::size_t>(f);
+    std::vector<double> abs_medians, signed_medians;
+    auto& s = r.figures[fi];
+    for (const auto& d : r.devices) {
+      if (d.errors[fi].empty()) continue;
+      abs_medians.push_back(d.median_abs(f));
+      signed_medians.push_back(median_of(d.errors[fi]));
+      s.points += int(d.errors[fi].size());
+    }
+    s.devices = int(abs_medians.size());
+    s.median = median_of(abs_medians);
+    s.p90 = percentile(abs_medians, 90);
+    s.bias = median_of(signed_medians);
+  }
+  r.points = std::move(points);
+  return r;
+}
+
+}  // namespace
+
+std::string figure_name(Figure f) {
+  switch (f) {
+    case Figure::decode: return "decode_tok_s";
+    case Figure::prefill: return "prefill_tok_s";
+    case Figure::memory: return "peak_memory";
+  }
+  return "";
+}
+
+double DeviceResult::median_abs(Figure f) const {
+  std::vector<double> a;
+  for (double e : errors[static_cast<std::size_t>(f)]) a.push_back(std::abs(e));
+  return median_of(a);
+}
+
+Report leave_one_device_out(const calibration::ObservationSet& set, const roofline::DeratingTables& priors,
+                            unsigned threads, const std::string& only) {
+  auto ids = set.device_ids();
+  if (!only.empty()) ids = {only};
+  std::vector<std::vector<PointResult>> per_fold(ids.size());
+  std::atomic<std::size_t> next{0};
+  auto worker = [&] {
+    for (std::size_t k; (k = next++) < ids.size();) {
+      std::vector<std::size_t> train, test;
+      for (std::size_t i = 0; i < set.observations().size(); ++i)
+        (set.observations()[i].device == ids[k] ? test : train).push_back(i);
+      const auto fit = fit_tables(set, train, priors);
+      per_fold[k] = predict(set, test, fit.tables);
+    }
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < std::max(1u, threads); ++t) pool.emplace_back(worker);
+  worker();
+  for (auto& t : pool) t.join();
+  std::vector<PointResult> all;
+  for (auto& f : per_fold) all.insert(all.end(), f.begin(), f.end());
+  return summarize(set, std::move(all), "leave-one-device-out");
+}
+
+Report with_tables(const calibration::ObservationSet& set, const roofline::DeratingTables& tables) {
+  std::vector<std::size_t> all(set.observations().size());
+  for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+  return summarize(set, predict(set, all, tables), "priors");
+}
+
+}  // namespace trilemma::fidelity

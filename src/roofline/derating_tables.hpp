@@ -1,0 +1,77 @@
+// devices/derating.yaml as typed tables, read once and strictly (unknown keys, bad names and
+// out-of-range values are errors naming file, line and field): per backend, the fractions of
+// peak bandwidth (by device class) and of each compute path's peak that engines reach, the
+// fixed cost of a forward pass, and the runtime's own memory (by device class); per device
+// class, the slower tier KV offload spills to. Every figure carries a source in the file.
+#pragma once
+#include <array>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "types/backend.hpp"
+#include "types/compute_path.hpp"
+#include "types/estimate.hpp"
+#include "types/result.hpp"
+#include "types/weight_format.hpp"
+
+namespace trilemma::roofline {
+
+// Device classes as devices/README.md defines them; tables keyed by class list them all.
+inline constexpr std::array<const char*, 7> k_device_classes = {"phone", "laptop", "desktop", "board", "module", "mcu", "gpu"};
+std::optional<std::size_t> class_index(const std::string& device_class);
+// The key of `bandwidth_fraction` that stands for a measured CPU read bandwidth.
+inline constexpr const char* k_measured_key = "measured";
+
+struct BackendDerating {
+  Range bandwidth_fraction;                                   // default over classes
+  std::array<std::optional<Range>, k_device_classes.size()> bandwidth_by_class;
+  // CPU backends on a device whose cores' read bandwidth was measured: a fraction of that
+  // measurement instead of the class's fraction of the DRAM peak.
+  std::optional<Range> bandwidth_of_measured;
+  Range compute_fraction;                                     // default over paths
+  std::array<std::optional<Range>, static_cast<std::size_t>(ComputePath::count)> compute_by_path;
+  // A weight format's matrix products cost more or less than its path's reference format (Q4_K
+  // unpacks 6-bit scales per sub-block, F16 on an FP32 path converts every weight): a factor on
+  // the compute fraction, 1 when absent.
+  std::array<std::optional<double>, static_cast<std::size_t>(WeightFormat::count)> compute_factor_by_format;
+  std::optional<Range> attention_fraction;                    // of the attention path's peak; absent = compute default
+  double overhead_ms = 0;            // per forward pass
+  double overhead_us_per_layer = 0;  // per layer of a forward pass (kernel launches, thread syncs)
+  double runtime_mib = 0;  // the backend's own runtime
+  std::array<std::optional<double>, k_device_classes.size()> runtime_by_class;
+  std::vector<std::pair<std::string, double>> runtime_by_engine;  // other runtimes on this backend
+  std::string source;                // the row's first source, for a plan's basis
+
+  Range bandwidth(const std::string& device_class) const;
+  Range compute(ComputePath path) const;
+  double compute_factor(WeightFormat format) const;
+  double runtime(const std::string& device_class) const;
+  // Another runtime's memory on this backend, when known.
+  std::optional<double> runtime_of(const std::string& engine) const;
+};
+
+struct OffloadTier {
+  std::string name;
+  double read_gbps = 0;
+  std::string source;
+};
+
+struct DeratingTables {
+  std::array<std::optional<BackendDerating>, static_cast<std::size_t>(Backend::count)> backends;
+  std::array<OffloadTier, k_device_classes.size()> offload;
+  const BackendDerating* find(Backend backend) const;
+};
+
+Result<DeratingTables> parse_derating_tables(const std::string& yaml_text, const std::string& file);
+
+// devices/fitted.yaml (written by `trilemma fidelity --write`): values fitted to the published
+// measurements, set on top of `tables`; its `devices` section is device_db's.
+Status apply_fitted(const std::string& yaml_text, const std::string& file, DeratingTables& tables);
+
+// devices/derating.yaml alone, parsed once: the priors a fit starts from.
+Result<const DeratingTables*> prior_derating_tables();
+// The priors with devices/fitted.yaml applied, parsed once: what plans use.
+Result<const DeratingTables*> derating_tables();
+
+}  // namespace trilemma::roofline

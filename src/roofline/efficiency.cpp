@@ -1,0 +1,124 @@
+#include "roofline/efficiency.hpp"
+
+#include <cstdio>
+
+namespace trilemma::roofline {
+namespace {
+
+constexpr double k_mib = 1048576.0;
+
+std::string fixed2(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", v);
+  return buf;
+}
+
+std::optional<ComputePath> first_available(const devices::Device& d, std::span<const ComputePath> paths) {
+  for (auto p : paths)
+    if (d.peak_gops(p)) return p;
+  return std::nullopt;
+}
+
+// A fraction fitted for this weight format wins over one for its compute path, which wins
+// over one for "all".
+std::optional<double> pick(const std::vector<std::pair<std::string, double>>& table, std::string_view format,
+                           std::string_view path = {}) {
+  std::optional<double> by_path, all;
+  for (const auto& [key, value] : table) {
+    if (key == format) return value;
+    if (!path.empty() && key == path) by_path = value;
+    if (key == "all") all = value;
+  }
+  return by_path ? by_path : all;
+}
+
+}  // namespace
+
+std::optional<ComputePath> matmul_path(const devices::Device& d, Backend backend, WeightFormat weights) {
+  const auto& b = info(backend);
+  if (!runs(b, weights)) return std::nullopt;
+  return first_available(d, paths_for(b, weights));
+}
+
+std::optional<ComputePath> matvec_path(const devices::Device& d, Backend backend, WeightFormat weights) {
+  const auto& b = info(backend);
+  if (!runs(b, weights)) return std::nullopt;
+  for (auto p : paths_for(b, weights))
+    if (!info(p).batched_only && d.peak_gops(p)) return p;
+  return first_available(d, paths_for(b, weights));
+}
+
+std::optional<ComputePath> attention_path(const devices::Device& d, Backend backend) {
+  return first_available(d, info(backend).attention_paths);
+}
+
+std::optional<Efficiency> efficiency(const DeratingTables& tables, const devices::Device& d, Backend backend,
+                                     WeightFormat weights, bool with_basis) {
+  const BackendDerating* row = tables.find(backend);
+  const auto path = matmul_path(d, backend, weights);
+  if (!row || !path) return std::nullopt;
+  Efficiency e;
+  e.path = *path;
+  e.decode_path = matvec_path(d, backend, weights).value_or(*path);
+  e.bandwidth_gbps = d.peak_bandwidth_gbps;
+  e.bandwidth_fraction = row->bandwidth(d.device_class);
+  const bool measured = info(backend).kind == BackendKind::cpu && d.cpu_read_gbps && row->bandwidth_of_measured;
+  if (measured) {
+    e.bandwidth_gbps = *d.cpu_read_gbps;
+    e.bandwidth_fraction = *row->bandwidth_of_measured;
+  }
+  const double factor = row->compute_factor(weights);
+  auto scaled = [factor](Range r) { return Range{r.low * factor, r.mid * factor, r.high * factor}; };
+  e.compute_fraction = scaled(row->compute(*path));
+  e.decode_compute_fraction = scaled(row->compute(e.decode_path));
+  e.overhead_ms = row->overhead_ms;
+  e.overhead_us_per_layer = row->overhead_us_per_layer;
+  e.runtime_bytes = row->runtime(d.device_class) * k_mib;
+  const std::string backend_name(info(backend).name);
+  if (with_basis)
+    e.basis = "derating: devices/derating.yaml " + backend_name + " (" +
+            (measured ? "measured CPU read " + fixed2(e.bandwidth_gbps) + " GB/s" : d.device_class + " peak") +
+            " x" + fixed2(e.bandwidth_fraction.mid) + ", " + std::string(info(*path).name) + " x" +
+            fixed2(e.compute_fraction.mid) + "); " + row->source;
+  const devices::BackendCalibration* cal = d.calibration ? d.calibration->find(backend_name) : nullptr;
+  if (!cal) return e;
+  const std::string_view format = info(weights).name, path_name = info(*path).name;
+  // A fitted fraction is as uncertain as the fit's remaining error (at least 5%).
+  const double spread = std::max(d.calibration->error_after.value_or(0.0), 0.05);
+  auto around = [&](double f) { return d.calibration->error_after ? Range{f / (1 + spread), f, f * (1 + spread)} : Range::exact(f); };
+  if (auto f = pick(cal->bandwidth_fraction, format)) {
+    e.bandwidth_fraction = around(*f);
+    e.calibrated = true;
+  }
+  if (auto f = pick(cal->compute_fraction, format, path_name)) {
+    e.compute_fraction = around(*f);
+    e.calibrated = true;
+  }
+  if (auto f = pick(cal->compute_fraction, format, info(e.decode_path).name)) e.decode_compute_fraction = around(*f);
+  if (cal->overhead_ms) e.overhead_ms = *cal->overhead_ms, e.overhead_us_per_layer = 0;
+  if (cal->runtime_mib) e.runtime_bytes = *cal->runtime_mib * k_mib;
+  if (cal->scratch_fraction) e.scratch_fraction = *cal->scratch_fraction;
+  if (cal->speculative_round_ms) e.speculative_round_ms = *cal->speculative_round_ms;
+  if (e.calibrated && with_basis) e.basis = "calibrated: " + d.calibration->fitted_on;
+  return e;
+}
+
+Range attention_fraction(const DeratingTables& tables, const devices::Device& d, Backend backend, TensorType kv,
+                         AttentionPhase phase) {
+  const BackendDerating* row = tables.find(backend);
+  Range out = row ? row->attention_fraction.value_or(row->compute_fraction) : Range{0.25, 0.4, 0.55};
+  const devices::BackendCalibration* cal = d.calibration ? d.calibration->find(std::string(info(backend).name)) : nullptr;
+  if (!cal) return out;
+  const std::string_view name = info(kv).name;
+  if (auto f = pick(cal->attention_fraction, name)) out = Range::exact(*f);
+  if (phase == AttentionPhase::prefill)
+    if (auto f = pick(cal->prefill_attention_fraction, name)) out = Range::exact(*f);
+  return out;
+}
+
+const OffloadTier& offload_tier(const DeratingTables& tables, const devices::Device& d) {
+  const auto i = class_index(d.device_class);
+  return tables.offload[i ? *i : class_index("desktop").value()];
+}
+
+}  // namespace trilemma::roofline

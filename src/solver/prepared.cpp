@@ -1,0 +1,76 @@
+#include "solver/prepared.hpp"
+
+#include "devices/device_db.hpp"
+#include "types/deployment.hpp"
+
+namespace trilemma::solver {
+namespace {
+constexpr double k_gib = 1073741824.0;
+}  // namespace
+
+PreparedModel PreparedModel::prepare(const models::Model& m) {
+  PreparedModel p;
+  p.model = &m;
+  for (const auto& row : weight_formats())
+    p.weights[static_cast<std::size_t>(row.format)] = memory::weight_bytes(m.shape, row.format);
+  if (!m.stored_tensors.empty()) {
+    memory::WeightBytes w;
+    double elems = 0;
+    for (const auto& t : m.stored_tensors) {
+      w.total += double(t.bytes);
+      elems += double(t.elems);
+      const bool experts = t.name.find("_exps") != std::string::npos && m.shape.is_moe();
+      w.per_token += experts ? double(t.bytes) * (m.shape.moe.experts_per_token + m.shape.moe.shared_experts) /
+                                   double(m.shape.moe.experts)
+                             : double(t.bytes);
+    }
+    w.bits_per_weight = elems > 0 ? 8.0 * w.total / elems : 0;
+    p.stored = w;
+  }
+  p.active_params = count_parameters(m.shape).active_per_token;
+  return p;
+}
+
+const memory::WeightBytes& PreparedModel::bytes(WeightFormat f) const {
+  // A GGUF file's real bytes stand for the format its bulk tensors are stored in.
+  if (stored && model && info(f).bulk == tensor_type_from_name(model->stored_format)) return *stored;
+  return weights[static_cast<std::size_t>(f)];
+}
+
+Result<PreparedDevice> PreparedDevice::prepare(const devices::Device& d) {
+  TRILEMMA_TRY(tables, roofline::derating_tables());
+  return prepare(d, *tables);
+}
+
+Result<PreparedDevice> PreparedDevice::prepare(const devices::Device& d, const roofline::DeratingTables& tables,
+                                               bool with_basis) {
+  TRILEMMA_TRY(classes, devices::class_table());
+  (void)classes;  // usable_memory_gib reads it; loading it here surfaces a broken table as an error
+  PreparedDevice p;
+  p.device = &d;
+  p.tables = &tables;
+  p.usable_bytes = devices::usable_memory_gib(d) * k_gib;
+  p.offload = roofline::offload_tier(tables, d);
+  for (const auto& b : backends()) {
+    if (!d.has_backend(b.backend)) continue;
+    const auto bi = static_cast<std::size_t>(b.backend);
+    for (const auto& w : weight_formats())
+      p.m_efficiency[bi][static_cast<std::size_t>(w.format)] = roofline::efficiency(tables, d, b.backend, w.format, with_basis);
+    for (auto kv : kv_formats())
+      for (auto phase : {roofline::AttentionPhase::decode, roofline::AttentionPhase::prefill})
+        p.m_attention[bi][kv_format_index(kv)][static_cast<std::size_t>(phase)] =
+            roofline::attention_fraction(tables, d, b.backend, kv, phase);
+  }
+  return p;
+}
+
+const roofline::Efficiency* PreparedDevice::efficiency(Backend backend, WeightFormat weights) const {
+  const auto& e = m_efficiency[static_cast<std::size_t>(backend)][static_cast<std::size_t>(weights)];
+  return e ? &*e : nullptr;
+}
+
+Range PreparedDevice::attention_fraction(Backend backend, TensorType kv, roofline::AttentionPhase phase) const {
+  return m_attention[static_cast<std::size_t>(backend)][kv_format_index(kv)][static_cast<std::size_t>(phase)];
+}
+
+}  // namespace trilemma::solver

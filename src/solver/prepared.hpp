@@ -1,0 +1,51 @@
+// What the estimate functions need of a model and of a device, computed once per plan (the
+// tensor walk and the derating lookups are the expensive parts; a plan evaluates thousands of
+// configurations against them). Both are read-only once prepared.
+#pragma once
+#include <array>
+#include <optional>
+
+#include "devices/device.hpp"
+#include "memory/tensor_layout.hpp"
+#include "models/model.hpp"
+#include "roofline/efficiency.hpp"
+#include "types/backend.hpp"
+#include "types/result.hpp"
+
+namespace trilemma::solver {
+
+inline constexpr std::size_t k_weight_formats = static_cast<std::size_t>(WeightFormat::count);
+inline constexpr std::size_t k_backends = static_cast<std::size_t>(Backend::count);
+
+struct PreparedModel {
+  const models::Model* model = nullptr;
+  std::array<memory::WeightBytes, k_weight_formats> weights{};  // indexed by WeightFormat
+  std::optional<memory::WeightBytes> stored;                   // GGUF: the file's real bytes
+  double active_params = 0;
+  static PreparedModel prepare(const models::Model& model);
+  const memory::WeightBytes& bytes(WeightFormat format) const;
+};
+
+struct PreparedDevice {
+  const devices::Device* device = nullptr;
+  const roofline::DeratingTables* tables = nullptr;
+  double usable_bytes = 0;
+  roofline::OffloadTier offload;
+  // Fails when a built-in table (devices/derating.yaml, devices/classes.yaml) does not load.
+  static Result<PreparedDevice> prepare(const devices::Device& device);
+  // With other derating tables (a fit's trial values); `with_basis` = false skips the text.
+  static Result<PreparedDevice> prepare(const devices::Device& device, const roofline::DeratingTables& tables,
+                                        bool with_basis = true);
+
+  // nullptr when `backend` cannot run `weights` on this device (not listed, no compute path
+  // with a peak, or a format the backend does not run).
+  const roofline::Efficiency* efficiency(Backend backend, WeightFormat weights) const;
+  Range attention_fraction(Backend backend, TensorType kv, roofline::AttentionPhase phase) const;
+
+ private:
+  std::array<std::array<std::optional<roofline::Efficiency>, k_weight_formats>, k_backends> m_efficiency;
+  // [backend][KV format in kv_formats() order][phase]
+  std::array<std::array<std::array<Range, 2>, 4>, k_backends> m_attention{};
+};
+
+}  // namespace trilemma::solver
