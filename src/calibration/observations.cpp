@@ -26,6 +26,19 @@ constexpr AliasRow k_aliases[] = {
     {"dynamic_int8", WeightFormat::q8_0, "int8 weights with int8 dynamic activations, the integer path of Q8_0"},
 };
 
+// llama.cpp's thread count when a run does not state one: cpu_get_num_math() (common.cpp) is
+// the physical cores, except on x86 Linux hybrids, where efficiency cores are left out
+// ("efficiency cores harm lockstep threading").
+std::uint32_t llama_cpp_default_threads(const devices::Device& d) {
+  bool hybrid = false;
+  std::uint32_t big = 0;
+  for (const auto& c : d.clusters) {
+    if (c.kind == "efficiency") hybrid = true;
+    else big += c.cores;
+  }
+  return d.isa == "x86-64" && hybrid && big > 0 ? big : d.total_cores();
+}
+
 }  // namespace
 
 std::optional<FormatAlias> weight_format_alias(const std::string& published) {
@@ -77,6 +90,7 @@ ObservationSet::ObservationSet(const std::vector<measurements::SpeedRow>& rows,
     base.weights = alias->format;
     base.backend = *backend;
     base.threads = r.threads.value_or(0);
+    if (!r.threads && *backend == Backend::cpu && r.engine == "llama.cpp") base.threads = llama_cpp_default_threads(device);
     if (!r.engine.empty() && r.engine != info(*backend).engine) base.runtime = r.engine;
     const auto kv = tensor_type_from_name(r.kv_type);
     base.kv_type = kv && is_kv_format(*kv) ? *kv : TensorType::f16;
