@@ -16,7 +16,7 @@ constexpr double k_max_ms = 1e4;
 
 // One fitted quantity and where it goes in a backend's calibration.
 struct Factor {
-  enum class Kind { bandwidth, compute, attention, prefill_attention, overhead, speculative_round } kind;
+  enum class Kind { bandwidth, compute, attention, prefill_attention, overhead, overhead_per_layer, speculative_round } kind;
   std::string backend;
   std::string key;  // weight format, compute path or KV format name; "all"; empty for the costs
 };
@@ -33,12 +33,15 @@ std::vector<std::pair<std::string, double>>& table_of(devices::BackendCalibratio
 void apply(devices::Calibration& c, const std::vector<Factor>& factors, const std::vector<double>& values) {
   for (const auto& f : factors) {
     auto& b = c.at(f.backend);
-    if (f.kind != Factor::Kind::overhead && f.kind != Factor::Kind::speculative_round) table_of(b, f.kind).clear();
+    if (f.kind != Factor::Kind::overhead && f.kind != Factor::Kind::overhead_per_layer &&
+        f.kind != Factor::Kind::speculative_round)
+      table_of(b, f.kind).clear();
   }
   for (std::size_t i = 0; i < factors.size(); ++i) {
     const auto& f = factors[i];
     auto& b = c.at(f.backend);
     if (f.kind == Factor::Kind::overhead) b.overhead_ms = values[i];
+    else if (f.kind == Factor::Kind::overhead_per_layer) b.overhead_us_per_layer = values[i];
     else if (f.kind == Factor::Kind::speculative_round) b.speculative_round_ms = values[i];
     else table_of(b, f.kind).emplace_back(f.key, values[i]);
   }
@@ -95,10 +98,13 @@ devices::Calibration fit(const devices::Device& device, const std::vector<Observ
       if (ob.ttft_ms)
         add({Factor::Kind::compute, backend, o.compute_per_format ? std::string(info(w).name) : std::string(info(e->path).name)},
             e->compute_fraction.mid, o.max_fraction);
-      // A calibrated overhead is per pass and replaces the tables' per-layer cost: it starts
-      // at what that cost is for this model.
-      if (o.overhead && overhead_informed)
-        add({Factor::Kind::overhead, backend, ""}, std::max(e->pass_overhead_ms(ob.model->model->shape.layers), 0.01), k_max_ms);
+      // A calibrated overhead replaces the tables' fixed costs. Per pass (one model, the host's
+      // engine runs), or per layer (models of several depths, as published results are).
+      const std::uint32_t layers = ob.model->model->shape.layers;
+      if (o.overhead && overhead_informed && o.overhead_per_layer)
+        add({Factor::Kind::overhead_per_layer, backend, ""}, std::max(e->pass_overhead_ms(layers) * 1000.0 / layers, 1.0), 1e6);
+      else if (o.overhead && overhead_informed)
+        add({Factor::Kind::overhead, backend, ""}, std::max(e->pass_overhead_ms(layers), 0.01), k_max_ms);
       if (c.speculative.on())
         add({Factor::Kind::speculative_round, backend, ""}, e->speculative_round_ms > 0 ? e->speculative_round_ms : std::max(e->overhead_ms, 0.01), k_max_ms);
     }
@@ -127,9 +133,14 @@ devices::Calibration fit(const devices::Device& device, const std::vector<Observ
     for (const auto& [backend, s] : sums) {
       const auto [n, sx, sy, sxx, sxy] = s;
       double scratch = 1, runtime = sy / n - sx / n;
+      // The slope is the scratch's scale; one outside [0, 4] of llama.cpp's compute buffer says
+      // the points do not separate it from the runtime, which then takes it all.
       if (n >= 2 && n * sxx - sx * sx > 1e-9 * n * sxx) {
-        scratch = std::max(0.0, (n * sxy - sx * sy) / (n * sxx - sx * sx));
-        runtime = (sy - scratch * sx) / n;
+        const double slope = (n * sxy - sx * sy) / (n * sxx - sx * sx);
+        if (slope >= 0 && slope <= 4) {
+          scratch = slope;
+          runtime = (sy - scratch * sx) / n;
+        }
       }
       auto& b = base.at(backend);
       b.runtime_mib = std::max(0.0, runtime) / k_mib;

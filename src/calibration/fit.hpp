@@ -33,7 +33,8 @@ struct FitOptions {
   bool bandwidth_per_format = true;  // else one fraction for all formats ("all")
   bool compute_per_format = true;    // else one per compute path
   bool attention = true;             // attention fractions per KV format and phase
-  bool overhead = true;              // the per-pass overhead
+  bool overhead = true;              // the fixed cost of a pass
+  bool overhead_per_layer = false;   // ... as a cost per layer (results from models of several depths)
   bool memory = true;                // runtime and scratch from peak memory
   double max_fraction = 16;          // bounds the search only (a probe can read low)
   // The derating tables the unfitted factors come from; null = the built-in ones.

@@ -33,6 +33,7 @@ json calibration_json(const devices::Calibration& c) {
                            {"attention_fraction", fractions_json(b.attention_fraction)},
                            {"prefill_attention_fraction", fractions_json(b.prefill_attention_fraction)},
                            {"overhead_ms", optional_json(b.overhead_ms)},
+                           {"overhead_us_per_layer", optional_json(b.overhead_us_per_layer)},
                            {"speculative_round_ms", optional_json(b.speculative_round_ms)},
                            {"runtime_mib", optional_json(b.runtime_mib)},
                            {"scratch_fraction", optional_json(b.scratch_fraction)}};
@@ -127,6 +128,7 @@ int show(const std::string& id, bool as_json) {
       for (const auto& [k, v] : b.bandwidth_fraction) std::cout << " bandwidth[" << k << "] " << fixed(v, 3);
       for (const auto& [k, v] : b.compute_fraction) std::cout << " compute[" << k << "] " << fixed(v, 3);
       if (b.overhead_ms) std::cout << " overhead " << fixed(*b.overhead_ms, 2) << " ms";
+      if (b.overhead_us_per_layer) std::cout << " overhead " << fixed(*b.overhead_us_per_layer, 0) << " us/layer";
       if (b.runtime_mib) std::cout << " runtime " << fixed(*b.runtime_mib, 0) << " MiB";
       std::cout << "\n";
     }

@@ -39,6 +39,7 @@ struct BackendCalibration {
   std::vector<std::pair<std::string, double>> bandwidth_fraction;  // fraction of peak bandwidth
   std::vector<std::pair<std::string, double>> compute_fraction;    // fraction of the path's peak
   std::optional<double> overhead_ms;     // fixed per forward pass
+  std::optional<double> overhead_us_per_layer;  // fixed per layer of a forward pass
   std::optional<double> runtime_mib;     // resident memory besides weights, KV and scratch
   std::optional<double> scratch_fraction;  // measured scratch / the compute-buffer model
   std::vector<std::pair<std::string, double>> attention_fraction;  // KV format -> fraction of the attention peak (decode)

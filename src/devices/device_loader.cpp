@@ -83,6 +83,7 @@ void read_backend_calibration(io::FieldReader& c, BackendCalibration& b) {
   read_fractions(c, "attention_fraction", b.attention_fraction);
   read_fractions(c, "prefill_attention_fraction", b.prefill_attention_fraction);
   b.overhead_ms = c.optional_number("overhead_ms");
+  b.overhead_us_per_layer = c.optional_number("overhead_us_per_layer");
   b.speculative_round_ms = c.optional_number("speculative_round_ms");
   b.runtime_mib = c.optional_number("runtime_mib");
   b.scratch_fraction = c.optional_number("scratch_fraction");
@@ -213,6 +214,7 @@ void emit_calibration(YAML::Emitter& out, const Calibration& c) {
     fractions("attention_fraction", b.attention_fraction);
     fractions("prefill_attention_fraction", b.prefill_attention_fraction);
     if (b.overhead_ms) out << YAML::Key << "overhead_ms" << YAML::Value << *b.overhead_ms;
+    if (b.overhead_us_per_layer) out << YAML::Key << "overhead_us_per_layer" << YAML::Value << *b.overhead_us_per_layer;
     if (b.speculative_round_ms) out << YAML::Key << "speculative_round_ms" << YAML::Value << *b.speculative_round_ms;
     if (b.runtime_mib) out << YAML::Key << "runtime_mib" << YAML::Value << *b.runtime_mib;
     if (b.scratch_fraction) out << YAML::Key << "scratch_fraction" << YAML::Value << *b.scratch_fraction;

@@ -34,13 +34,17 @@ std::vector<DeviceFit> fit_devices(const calibration::ObservationSet& set, const
                                    const std::string& fitted_on) {
   std::vector<DeviceFit> out;
   for (const auto& id : set.device_ids()) {
+    // Only runs of each backend's own runtime (the one plans are for): ExecuTorch's or MLX's
+    // figures would move llama.cpp's calibration of the same backend.
     std::vector<calibration::Observation> obs;
     for (const auto& o : set.observations())
-      if (o.device == id) obs.push_back(o.observation);
+      if (o.device == id && o.observation.config.runtime.empty()) obs.push_back(o.observation);
+    if (obs.empty()) continue;
     calibration::FitOptions options;
     options.bandwidth_per_format = false;
     options.compute_per_format = false;
     options.attention = false;
+    options.overhead_per_layer = true;
     options.max_fraction = 1.0;
     options.tables = &tables;
     const auto& device = set.device(id);
@@ -56,6 +60,7 @@ std::vector<DeviceFit> fit_devices(const calibration::ObservationSet& set, const
       for (auto* table : {&b.bandwidth_fraction, &b.compute_fraction})
         for (auto& [k, v] : *table) v = rounded(v);
       if (b.overhead_ms) b.overhead_ms = rounded(*b.overhead_ms);
+      if (b.overhead_us_per_layer) b.overhead_us_per_layer = rounded(*b.overhead_us_per_layer);
       if (b.runtime_mib) b.runtime_mib = std::round(*b.runtime_mib);
       if (b.scratch_fraction) b.scratch_fraction = rounded(*b.scratch_fraction);
     }

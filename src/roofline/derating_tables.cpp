@@ -83,6 +83,20 @@ void read_backend(io::FieldReader row, BackendDerating& b, bool prior) {
     f->finish();
   }
   if (auto a = row.optional_map("attention_fraction")) b.attention_fraction = read_range(*a);
+  if (auto chunk = row.optional_map("prefill_chunk")) {
+    for (const auto& kv : chunk->node()) {
+      const std::string key = kv.first.Scalar();
+      if (const auto i = class_index(key)) {
+        const auto n = chunk->count(key);
+        if (n == 0) chunk->context().fail(kv.second, chunk->field(key), "must be >= 1");
+        b.prefill_chunk_by_class[*i] = n;
+      } else {
+        chunk->context().fail(kv.first, chunk->field(key), "unknown device class '" + key + "'");
+        chunk->raw(key);
+      }
+    }
+    chunk->finish();
+  }
   if (prior) b.overhead_ms = row.number("overhead_ms");
   else if (auto v = row.optional_number("overhead_ms")) b.overhead_ms = *v;
   if (auto v = row.optional_number("overhead_us_per_layer")) b.overhead_us_per_layer = *v;

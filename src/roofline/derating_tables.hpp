@@ -41,6 +41,9 @@ struct BackendDerating {
   double runtime_mib = 0;  // the backend's own runtime
   std::array<std::optional<double>, k_device_classes.size()> runtime_by_class;
   std::vector<std::pair<std::string, double>> runtime_by_engine;  // other runtimes on this backend
+  // Prompt tokens per prefill pass where a class of device runs another kind of runtime (MCUs
+  // run llama2.c ports, one token at a time); absent = the backend's (types/backend.hpp).
+  std::array<std::optional<std::uint32_t>, k_device_classes.size()> prefill_chunk_by_class;
   std::string source;                // the row's first source, for a plan's basis
 
   Range bandwidth(const std::string& device_class) const;

@@ -74,6 +74,9 @@ std::optional<Efficiency> efficiency(const DeratingTables& tables, const devices
   e.overhead_ms = row->overhead_ms;
   e.overhead_us_per_layer = row->overhead_us_per_layer;
   e.runtime_bytes = row->runtime(d.device_class) * k_mib;
+  e.prefill_chunk = info(backend).prefill_chunk;
+  if (const auto ci = class_index(d.device_class); ci && row->prefill_chunk_by_class[*ci])
+    e.prefill_chunk = *row->prefill_chunk_by_class[*ci];
   const std::string backend_name(info(backend).name);
   if (with_basis)
     e.basis = "derating: devices/derating.yaml " + backend_name + " (" +
@@ -95,7 +98,10 @@ std::optional<Efficiency> efficiency(const DeratingTables& tables, const devices
     e.calibrated = true;
   }
   if (auto f = pick(cal->compute_fraction, format, info(e.decode_path).name)) e.decode_compute_fraction = around(*f);
-  if (cal->overhead_ms) e.overhead_ms = *cal->overhead_ms, e.overhead_us_per_layer = 0;
+  if (cal->overhead_ms || cal->overhead_us_per_layer) {
+    e.overhead_ms = cal->overhead_ms.value_or(0);
+    e.overhead_us_per_layer = cal->overhead_us_per_layer.value_or(0);
+  }
   if (cal->runtime_mib) e.runtime_bytes = *cal->runtime_mib * k_mib;
   if (cal->scratch_fraction) e.scratch_fraction = *cal->scratch_fraction;
   if (cal->speculative_round_ms) e.speculative_round_ms = *cal->speculative_round_ms;

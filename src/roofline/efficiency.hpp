@@ -33,6 +33,7 @@ struct Efficiency {
   double overhead_ms = 0;    // per forward pass, whatever the model
   double overhead_us_per_layer = 0;
   double runtime_bytes = 0;
+  std::uint32_t prefill_chunk = 512;  // prompt tokens per pass (and the scratch's micro-batch)
   double scratch_fraction = 1;      // of the compute-buffer model; calibrations fit it
   double speculative_round_ms = 0;  // per speculative round beyond its passes; calibrations fit it
   bool calibrated = false;          // a device calibration supplied the fractions

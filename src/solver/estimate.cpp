@@ -77,7 +77,7 @@ MemoryEstimate memory_estimate(const PreparedModel& pm, const PreparedDevice& pd
   m.kv_bytes = kv_all * resident_share(c);
   m.kv_spilled_bytes = kv_all - m.kv_bytes;
   const bool flash_attention = true;  // every backend planned for has it; needed for a quantized V cache
-  const std::uint32_t ubatch = std::min(info(c.backend).prefill_chunk, std::max(c.prompt, 1u));
+  const std::uint32_t ubatch = std::min(e.prefill_chunk, std::max(c.prompt, 1u));
   m.scratch_bytes = e.scratch_fraction * memory::scratch_bytes(s, ubatch, c.context, flash_attention);
   m.runtime_bytes = e.runtime_bytes;
   if (!c.runtime.empty() && c.runtime != info(c.backend).engine)
@@ -100,12 +100,12 @@ DecodeStep decode_step(const PreparedModel& pm, const PreparedDevice& pd, const 
   return step;
 }
 
-Prefill prefill(const PreparedModel& pm, const DeploymentConfig& c, const Machines& m, double weight_bytes,
-                double kv_fraction) {
+Prefill prefill(const PreparedModel& pm, const DeploymentConfig& c, const Machines& m, std::uint32_t chunk,
+                double weight_bytes, double kv_fraction) {
   const auto& s = pm.model->shape;
   const double prompt = std::min(c.prompt, c.context);
   Prefill p;
-  p.passes = std::max(1.0, std::ceil(prompt / info(c.backend).prefill_chunk));
+  p.passes = std::max(1.0, std::ceil(prompt / chunk));
   // The prompt's attention covers on average half of it; its KV is written once.
   p.cost = pass_cost(s, p.passes * weight_bytes, pm.active_params, memory::kv_bytes(s, c, c.prompt) * kv_fraction,
                      prompt / 2, prompt);
@@ -166,10 +166,11 @@ Result<Speculation> speculate(const PreparedModel& pm, const PreparedDevice& pd,
     const auto& dw = dm.bytes(spec.draft_weights);
     const double draft_kv = spec.kind == DraftKind::model ? memory::kv_read_bytes(ds, draft_cfg, c.context) : kv_fast;
     draft_step = pass_cost(ds, dw.per_token, dm.active_params, draft_kv, attended, 1);
-    draft_prefill_ms = prefill(dm, draft_cfg, draft_prefill_m, dw.total, spec.kind == DraftKind::self ? resident_share(c) : 1.0).ms;
+    draft_prefill_ms =
+        prefill(dm, draft_cfg, draft_prefill_m, deff->prefill_chunk, dw.total, spec.kind == DraftKind::self ? resident_share(c) : 1.0).ms;
     if (spec.kind == DraftKind::model)
       out.draft_bytes = dw.total + memory::kv_bytes(ds, draft_cfg, c.context) +
-                        memory::scratch_bytes(ds, std::min(info(c.backend).prefill_chunk, std::max(c.prompt, 1u)), c.context, true);
+                        memory::scratch_bytes(ds, std::min(deff->prefill_chunk, std::max(c.prompt, 1u)), c.context, true);
     else
       out.draft_bytes = dw.total + memory.kv_bytes;  // its own KV: its keys and values differ from the target's
   } else if (spec.kind == DraftKind::layers) {
@@ -214,7 +215,7 @@ Result<Estimate> estimate(const PreparedModel& pm, const PreparedDevice& pd, con
   const Machines decode_m = machines(pd, *eff, c.backend, c.kv_type, c.threads, s.layers, AttentionPhase::decode);
   const Machines prefill_m = machines(pd, *eff, c.backend, c.kv_type, c.threads, s.layers, AttentionPhase::prefill);
   const DecodeStep step = decode_step(pm, pd, c, decode_m);
-  const Prefill pre = prefill(pm, c, prefill_m, pm.bytes(c.weights).total, resident_share(c));
+  const Prefill pre = prefill(pm, c, prefill_m, eff->prefill_chunk, pm.bytes(c.weights).total, resident_share(c));
 
   auto& l = e.latency;
   l.bytes_per_token = step.cost.bytes + step.cost.attention_bytes + step.slow_tier_bytes;

@@ -49,8 +49,8 @@ struct Prefill {
   double passes = 1;
   Range ms;
 };
-Prefill prefill(const PreparedModel& pm, const DeploymentConfig& c, const Machines& m, double weight_bytes,
-                double kv_fraction);
+Prefill prefill(const PreparedModel& pm, const DeploymentConfig& c, const Machines& m, std::uint32_t chunk,
+                double weight_bytes, double kv_fraction);
 
 // Acceptance-rate prior for a draft source, with its basis.
 struct AcceptancePrior {

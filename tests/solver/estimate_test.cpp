@@ -113,7 +113,7 @@ TEST_CASE("solver::prefill: passes of the backend's chunk, each streaming the we
   c.context = 2048;
   const auto& e = *f.pd.efficiency(Backend::cpu, c.weights);
   const auto m = solver::machines(f.pd, e, Backend::cpu, c.kv_type, 4, f.model.shape.layers, roofline::AttentionPhase::prefill);
-  const auto p = solver::prefill(f.pm, c, m, f.pm.bytes(c.weights).total, 1.0);
+  const auto p = solver::prefill(f.pm, c, m, e.prefill_chunk, f.pm.bytes(c.weights).total, 1.0);
   CHECK(p.passes == 2);  // 1024 tokens in llama.cpp's 512-token micro-batches
   CHECK(p.cost.bytes == Approx(2 * f.pm.bytes(c.weights).total));
   CHECK(p.cost.flops == Approx(1024 * 2 * f.pm.active_params));
