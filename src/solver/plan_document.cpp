@@ -133,6 +133,7 @@ json candidate_to_json(const Candidate& c) {
             {"bound", e.latency.bound},
             {"effective_bandwidth_gbps", e.latency.effective_bandwidth_gbps},
             {"effective_compute_gflops", e.latency.effective_compute_gflops},
+            {"compute_path", e.latency.compute_path}, {"path_peak_gops", e.latency.path_peak_gops},
             {"acceptance", e.latency.acceptance},
             {"tokens_per_pass", e.latency.tokens_per_pass},
             {"speedup", e.latency.speedup},

@@ -1,8 +1,14 @@
 #include <catch2/catch.hpp>
 
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <functional>
 #include <regex>
 #include <set>
 
+#include "devices/core_table.hpp"
 #include "devices/device_db.hpp"
 #include "devices/device_loader.hpp"
 
@@ -177,4 +183,97 @@ TEST_CASE("devices::parse_device: a calibration written before per-backend calib
   REQUIRE(d->calibration->find("cpu"));
   CHECK(d->calibration->find("cpu")->bandwidth_fraction.at(0).second == 0.7);
   CHECK(d->calibration->find("cpu")->overhead_ms == 0.4);
+}
+
+TEST_CASE("devices: every number of every built-in device file is covered by a source", "[devices]") {
+  // A source's `fields` entry covers a path and everything below it ("cpu.clusters" covers
+  // "cpu.clusters.clock_ghz"); list indices are not part of a path.
+  const std::filesystem::path dir = std::filesystem::path(TRILEMMA_SOURCE_DIR) / "devices";
+  int checked = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    const auto stem = entry.path().stem().string();
+    if (entry.path().extension() != ".yaml" || stem == "classes" || stem == "derating" || stem == "cores" || stem == "fitted")
+      continue;
+    const YAML::Node doc = YAML::LoadFile(entry.path().string());
+    std::vector<std::string> covered;
+    for (const auto& s : doc["sources"])
+      for (const auto& f : s["fields"]) covered.push_back(f.as<std::string>());
+    std::vector<std::string> numbers;
+    std::function<void(const YAML::Node&, const std::string&)> walk = [&](const YAML::Node& n, const std::string& path) {
+      if (n.IsMap()) {
+        for (const auto& kv : n) {
+          const auto key = kv.first.as<std::string>();
+          if (path.empty() && (key == "sources" || key == "calibration")) continue;
+          walk(kv.second, path.empty() ? key : path + "." + key);
+        }
+      } else if (n.IsSequence()) {
+        for (const auto& item : n) walk(item, path);
+      } else if (n.IsScalar()) {
+        double v;
+        if (YAML::convert<double>::decode(n, v) && n.Tag() != "!") numbers.push_back(path);
+      }
+    };
+    walk(doc, "");
+    for (const auto& number : numbers) {
+      const bool ok = std::any_of(covered.begin(), covered.end(), [&](const std::string& c) {
+        return number == c || number.rfind(c + ".", 0) == 0;
+      });
+      CAPTURE(entry.path().filename().string(), number);
+      CHECK(ok);
+      ++checked;
+    }
+  }
+  CHECK(checked > 300);
+}
+
+TEST_CASE("devices::core_table: built-in clusters take their rates from it, with the same FP32 rate", "[devices]") {
+  const auto table = devices::core_table();
+  REQUIRE(table.ok());
+  const auto all = devices::builtin_devices();
+  REQUIRE(all.ok());
+  int clusters = 0, found = 0;
+  for (const auto& d : *all)
+    for (const auto& c : d.clusters) {
+      CAPTURE(d.id, c.core);
+      ++clusters;
+      const auto* row = devices::find_core(**table, c.core);
+      if (!row) continue;  // a core nobody has published rates for: FP32 from the file only
+      ++found;
+      CHECK(row->fp32_flops_per_cycle == c.fp32_flops_per_cycle);
+      if (c.rates_source.rfind("devices/cores.yaml", 0) == 0) CHECK(c.int8_dot_ops_per_cycle == row->int8_dot_ops_per_cycle);
+    }
+  CHECK(found >= clusters * 9 / 10);
+}
+
+TEST_CASE("devices::parse_core_table: failure classes name file, line and field", "[devices]") {
+  const std::string valid = "cores:\n  - core: X\n    isa: arm64\n    fp32_flops_per_cycle: 8\n"
+                            "    sources: [{fields: [fp32_flops_per_cycle], url: https://x}]\n";
+  REQUIRE(devices::parse_core_table(valid, "devices/cores.yaml").ok());
+  auto expect = [](const std::string& text, const std::string& what) {
+    auto t = devices::parse_core_table(text, "devices/cores.yaml");
+    REQUIRE_FALSE(t.ok());
+    CAPTURE(t.error().to_string());
+    CHECK(t.error().to_string().rfind("devices/cores.yaml:", 0) == 0);
+    CHECK(t.error().message.find(what) != std::string::npos);
+  };
+  expect(valid + valid.substr(7), "duplicate core 'X'");
+  expect(replace(valid, "isa: arm64", "isa: mips"), "isa");
+  expect(replace(valid, "fp32_flops_per_cycle: 8", "fp32_flops_per_cycle: 0"), "fp32_flops_per_cycle");
+  expect(replace(valid, "    sources: [{fields: [fp32_flops_per_cycle], url: https://x}]\n", ""), "sources");
+  expect(replace(valid, "isa: arm64", "isa: arm64\n    int8_dott_ops_per_cycle: 4"), "int8_dott_ops_per_cycle");
+}
+
+TEST_CASE("devices::parse_class_table: every class, each fraction in [0, 1)", "[devices]") {
+  REQUIRE(devices::class_table().ok());
+  std::string text = "classes:\n";
+  for (const char* c : {"phone", "laptop", "desktop", "board", "module", "mcu", "gpu"})
+    text += std::string("  ") + c + ": {os_reserve_fraction: 0.2, sources: [{fields: [os_reserve_fraction], basis: x}]}\n";
+  REQUIRE(devices::parse_class_table(text, "devices/classes.yaml").ok());
+  auto bad = devices::parse_class_table(replace(text, "  gpu: {os_reserve_fraction: 0.2", "  gpu: {os_reserve_fraction: 1.2"),
+                                        "devices/classes.yaml");
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.error().to_string().find("classes.gpu.os_reserve_fraction: must be in [0, 1)") != std::string::npos);
+  bad = devices::parse_class_table(replace(text, "  mcu:", "  mcux:"), "devices/classes.yaml");
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.error().to_string().find("classes.mcu") != std::string::npos);
 }
