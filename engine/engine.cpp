@@ -5,6 +5,7 @@
 #include <new>
 
 #include "engine/gguf/gguf_writer.hpp"
+#include "types/weight_format.hpp"
 #include "engine/kv/kv_pages.hpp"
 #include "engine/model/prepare.hpp"
 #include "engine/model/transformer.hpp"
@@ -221,7 +222,8 @@ Result<ExportReport> export_impl(const ExportOptions& o) {
   w.add_uint32("llama.rope.dimension_count", s.head_dim);
   w.add_float32("llama.rope.freq_base", float(s.rope_theta));
   w.add_float32("llama.attention.layer_norm_rms_epsilon", m.norm_eps);
-  w.add_uint32("general.file_type", info(o.weights).gguf_id);
+  for (const auto& f : weight_formats())  // a trilemma-only type has no llama.cpp file type
+    if (f.engine_type == o.weights && f.llama_ftype) w.add_uint32("general.file_type", *f.llama_ftype);
   w.add_string("tokenizer.ggml.model", "llama");
   w.add_string_array("tokenizer.ggml.tokens", tok.gguf_pieces());
   w.add_float_array("tokenizer.ggml.scores", tok.scores());

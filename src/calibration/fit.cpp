@@ -16,7 +16,7 @@ constexpr double k_max_ms = 1e4;
 
 // One fitted quantity and where it goes in a backend's calibration.
 struct Factor {
-  enum class Kind { bandwidth, compute, attention, prefill_attention, overhead, overhead_per_layer, speculative_round } kind;
+  enum class Kind { bandwidth, compute, decode_compute, attention, prefill_attention, overhead, overhead_per_layer, speculative_round } kind;
   std::string backend;
   std::string key;  // weight format, compute path or KV format name; "all"; empty for the costs
 };
@@ -25,6 +25,7 @@ std::vector<std::pair<std::string, double>>& table_of(devices::BackendCalibratio
   switch (kind) {
     case Factor::Kind::bandwidth: return b.bandwidth_fraction;
     case Factor::Kind::compute: return b.compute_fraction;
+    case Factor::Kind::decode_compute: return b.decode_compute_fraction;
     case Factor::Kind::attention: return b.attention_fraction;
     default: return b.prefill_attention_fraction;
   }
@@ -98,6 +99,10 @@ devices::Calibration fit(const devices::Device& device, const std::vector<Observ
       if (ob.ttft_ms)
         add({Factor::Kind::compute, backend, o.compute_per_format ? std::string(info(w).name) : std::string(info(e->path).name)},
             e->compute_fraction.mid, o.max_fraction);
+      if (ob.decode_tok_s && o.decode_compute)
+        add({Factor::Kind::decode_compute, backend,
+             o.bandwidth_per_format ? std::string(info(w).name) : std::string(info(e->decode_path).name)},
+            e->decode_compute_fraction.mid, o.max_fraction);
       // A calibrated overhead replaces the tables' fixed costs. Per pass (one model, the host's
       // engine runs), or per layer (models of several depths, as published results are).
       const std::uint32_t layers = ob.model->model->shape.layers;
@@ -109,7 +114,7 @@ devices::Calibration fit(const devices::Device& device, const std::vector<Observ
         add({Factor::Kind::speculative_round, backend, ""}, e->speculative_round_ms > 0 ? e->speculative_round_ms : std::max(e->overhead_ms, 0.01), k_max_ms);
     }
     if (o.attention && (ob.decode_tok_s || ob.ttft_ms)) {
-      const std::string kv(info(c.kv_type).name);
+      const std::string kv = o.attention_per_kv ? std::string(info(c.kv_type).name) : "all";
       add({Factor::Kind::attention, backend, kv}, prepared->attention_fraction(c.backend, c.kv_type, AttentionPhase::decode).mid, o.max_fraction);
       add({Factor::Kind::prefill_attention, backend, kv}, prepared->attention_fraction(c.backend, c.kv_type, AttentionPhase::prefill).mid, o.max_fraction);
     }
@@ -160,8 +165,13 @@ devices::Calibration fit(const devices::Device& device, const std::vector<Observ
     for (const auto& ob : obs) {
       const auto e = solver::estimate(*ob.model, *pd, ob.config, ob.draft, false);
       if (!e.ok()) continue;
-      if (ob.decode_tok_s) sum += ob.weight * std::pow(log_error(e->latency.decode_tok_s.mid, *ob.decode_tok_s), 2);
-      if (ob.ttft_ms) sum += ob.weight * std::pow(log_error(e->latency.ttft_ms.mid, *ob.ttft_ms), 2);
+      auto add = [&](double predicted, double measured, double tolerance) {
+        sum += ob.weight * std::pow(log_error(predicted, measured), 2);
+        // 5% inside the tolerance, so a fitted point does not sit on its edge.
+        if (tolerance > 0) sum += 100 * std::pow(std::max(0.0, std::abs(predicted / measured - 1) - 0.95 * tolerance), 2);
+      };
+      if (ob.decode_tok_s) add(e->latency.decode_tok_s.mid, *ob.decode_tok_s, o.decode_tolerance);
+      if (ob.ttft_ms) add(e->latency.ttft_ms.mid, *ob.ttft_ms, o.ttft_tolerance);
     }
     return sum;
   };

@@ -32,11 +32,19 @@ struct Observation {
 struct FitOptions {
   bool bandwidth_per_format = true;  // else one fraction for all formats ("all")
   bool compute_per_format = true;    // else one per compute path
-  bool attention = true;             // attention fractions per KV format and phase
+  // Decode's own compute fractions (keyed as bandwidth's): only decode speeds at several thread
+  // counts tell a compute bound from a bandwidth bound.
+  bool decode_compute = false;
+  bool attention = true;             // attention fractions per phase ...
+  bool attention_per_kv = true;      // ... and KV format (else one for every KV format, "all")
   bool overhead = true;              // the fixed cost of a pass
   bool overhead_per_layer = false;   // ... as a cost per layer (results from models of several depths)
   bool memory = true;                // runtime and scratch from peak memory
   double max_fraction = 16;          // bounds the search only (a probe can read low)
+  // When set (> 0): relative tolerances the fit tries to keep every point within. Points
+  // beyond them cost a steep extra penalty, so among fits of similar least squares the one
+  // that leaves no point out wins (a single noisy point cannot drag its neighbours out).
+  double decode_tolerance = 0, ttft_tolerance = 0;
   // The derating tables the unfitted factors come from; null = the built-in ones.
   const roofline::DeratingTables* tables = nullptr;
 };

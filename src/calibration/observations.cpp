@@ -124,6 +124,7 @@ ObservationSet::ObservationSet(const std::vector<measurements::SpeedRow>& rows,
     else if (prefill_figure) {
       DeploymentConfig c = base;
       c.prompt = *r.prompt_tokens;
+      c.prompt_depth = depth;
       c.context = depth + c.prompt;
       // A published prefill rate is the prompt's processing alone; a TTFT may add request or
       // sampling time, or be rounded (ExecuTorch's 0.1 s): the rate wins when both are given.

@@ -19,12 +19,32 @@ double coordinate_search(std::vector<Parameter>& parameters, const std::function
     for (std::size_t i = 0; i < parameters.size(); ++i)
       for (const double dir : {1.0, -1.0}) {
         const double before = values[i];
-        values[i] = std::clamp(before * std::exp(dir * step), parameters[i].lower, parameters[i].upper);
-        const double e = error(values);
-        if (e < best) {
-          best = e;
-          break;
+        // A bound that does not bind (a bandwidth while compute limits every point) leaves the
+        // error flat: look further along, up to 16 steps, before giving the direction up.
+        // Flat at k steps and worse at 2k: the bound starts binding in between, where the
+        // error may dip; bisect for the dip.
+        bool moved = false;
+        auto at = [&](double k) {
+          values[i] = std::clamp(before * std::exp(dir * k * step), parameters[i].lower, parameters[i].upper);
+          return error(values);
+        };
+        for (double k = 1; k <= 16 && !moved; k *= 2) {
+          const double e = at(k);
+          if (e < best) {
+            best = e, moved = true;
+          } else if (e > best) {
+            if (k == 1) break;
+            double flat = k / 2, worse = k;
+            for (int j = 0; j < 5 && !moved; ++j) {
+              const double mid = (flat + worse) / 2, em = at(mid);
+              if (em < best) best = em, moved = true;
+              else if (em > best) worse = mid;
+              else flat = mid;
+            }
+            break;
+          }
         }
+        if (moved) break;
         values[i] = before;
       }
     // Pattern move (Hooke-Jeeves): keep going the way the sweep went, doubling while it pays.

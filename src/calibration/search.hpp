@@ -1,6 +1,7 @@
 // Coordinate search in log space: the fitter behind every calibration (verify --calibrate,
 // trilemma calibrate, the fidelity cross-validation). Each parameter in turn moves by a factor
-// e^step up or down when that lowers the error; a sweep that gains less than 0.1% halves the
+// e^step up or down when that lowers the error (further, across a flat stretch where a bound
+// does not bind); a sweep that gains less than 0.1% halves the
 // step, so parameters that trade against each other do not zig-zag in tiny gains. Parameters
 // stay positive: every fitted quantity (a fraction of peak, a fixed cost in ms) is.
 #pragma once

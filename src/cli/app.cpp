@@ -46,6 +46,7 @@ int run(int argc, char** argv) {
   add_gate_command(app, handler);
   add_verify_command(app, handler);
   add_fidelity_command(app, handler);
+  add_calibrate_command(app, handler);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

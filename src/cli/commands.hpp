@@ -16,5 +16,6 @@ void add_emit_command(CLI::App& app, Handler& handler);
 void add_gate_command(CLI::App& app, Handler& handler);
 void add_verify_command(CLI::App& app, Handler& handler);
 void add_fidelity_command(CLI::App& app, Handler& handler);
+void add_calibrate_command(CLI::App& app, Handler& handler);
 
 }  // namespace trilemma::cli

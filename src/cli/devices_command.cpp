@@ -30,6 +30,7 @@ json calibration_json(const devices::Calibration& c) {
   for (const auto& b : c.backends)
     backends[b.backend] = {{"bandwidth_fraction", fractions_json(b.bandwidth_fraction)},
                            {"compute_fraction", fractions_json(b.compute_fraction)},
+                           {"decode_compute_fraction", fractions_json(b.decode_compute_fraction)},
                            {"attention_fraction", fractions_json(b.attention_fraction)},
                            {"prefill_attention_fraction", fractions_json(b.prefill_attention_fraction)},
                            {"overhead_ms", optional_json(b.overhead_ms)},
@@ -127,6 +128,8 @@ int show(const std::string& id, bool as_json) {
       std::cout << "             " << b.backend << ":";
       for (const auto& [k, v] : b.bandwidth_fraction) std::cout << " bandwidth[" << k << "] " << fixed(v, 3);
       for (const auto& [k, v] : b.compute_fraction) std::cout << " compute[" << k << "] " << fixed(v, 3);
+      for (const auto& [k, v] : b.decode_compute_fraction) std::cout << " decode_compute[" << k << "] " << fixed(v, 3);
+      for (const auto& [k, v] : b.attention_fraction) std::cout << " attention[" << k << "] " << fixed(v, 3);
       if (b.overhead_ms) std::cout << " overhead " << fixed(*b.overhead_ms, 2) << " ms";
       if (b.overhead_us_per_layer) std::cout << " overhead " << fixed(*b.overhead_us_per_layer, 0) << " us/layer";
       if (b.runtime_mib) std::cout << " runtime " << fixed(*b.runtime_mib, 0) << " MiB";

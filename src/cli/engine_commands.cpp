@@ -164,7 +164,13 @@ int run_generate(const RunFlags& f) {
   if (stream) std::cout << "\n";
   if (!r.ok()) return report_error(r.error());
   if (f.as_json) {
-    json j = {{"schema", "trilemma.run"}, {"schema_version", 1}, {"synthetic", r->synthetic}, {"weights", r->weights},
+    // The model and KV cache as given, so the report can be read back as a measurement
+    // (`trilemma calibrate --from run.json`).
+    json j = {{"schema", "trilemma.run"}, {"schema_version", 1}, {"model", f.synthetic.empty() ? f.model : f.synthetic},
+              {"kv_config", {{"format", std::string(info(o.kv.format).name)}, {"strategy", std::string(info(o.kv.strategy).name)},
+                             {"window", o.kv.window}, {"sinks", o.kv.sinks}, {"page_size", o.kv.page_size},
+                             {"resident_bytes", o.kv.resident_bytes}}},
+              {"synthetic", r->synthetic}, {"weights", r->weights},
               {"fallbacks", r->fallbacks}, {"kernels", r->kernels}, {"threads", r->threads},
               {"prompt_tokens", r->prompt_tokens}, {"tokens", r->tokens}, {"text", r->text},
               {"ttft_ms", r->ttft_ms}, {"prefill_tok_s", r->prefill_tok_s}, {"decode_tok_s", r->decode_tok_s},

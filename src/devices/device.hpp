@@ -38,6 +38,9 @@ struct BackendCalibration {
   std::string backend = "cpu";
   std::vector<std::pair<std::string, double>> bandwidth_fraction;  // fraction of peak bandwidth
   std::vector<std::pair<std::string, double>> compute_fraction;    // fraction of the path's peak
+  // Decode's matrix-vector products reach a different share of the peak than prefill's
+  // matrix products (no reuse of unpacked weights); absent, compute_fraction stands for both.
+  std::vector<std::pair<std::string, double>> decode_compute_fraction;
   std::optional<double> overhead_ms;     // fixed per forward pass
   std::optional<double> overhead_us_per_layer;  // fixed per layer of a forward pass
   std::optional<double> runtime_mib;     // resident memory besides weights, KV and scratch

@@ -80,6 +80,7 @@ void read_fractions(io::FieldReader& c, const std::string& key, std::vector<std:
 void read_backend_calibration(io::FieldReader& c, BackendCalibration& b) {
   read_fractions(c, "bandwidth_fraction", b.bandwidth_fraction);
   read_fractions(c, "compute_fraction", b.compute_fraction);
+  read_fractions(c, "decode_compute_fraction", b.decode_compute_fraction);
   read_fractions(c, "attention_fraction", b.attention_fraction);
   read_fractions(c, "prefill_attention_fraction", b.prefill_attention_fraction);
   b.overhead_ms = c.optional_number("overhead_ms");
@@ -211,6 +212,7 @@ void emit_calibration(YAML::Emitter& out, const Calibration& c) {
     };
     fractions("bandwidth_fraction", b.bandwidth_fraction);
     fractions("compute_fraction", b.compute_fraction);
+    fractions("decode_compute_fraction", b.decode_compute_fraction);
     fractions("attention_fraction", b.attention_fraction);
     fractions("prefill_attention_fraction", b.prefill_attention_fraction);
     if (b.overhead_ms) out << YAML::Key << "overhead_ms" << YAML::Value << *b.overhead_ms;

@@ -97,7 +97,8 @@ std::optional<Efficiency> efficiency(const DeratingTables& tables, const devices
     e.compute_fraction = around(*f);
     e.calibrated = true;
   }
-  if (auto f = pick(cal->compute_fraction, format, info(e.decode_path).name)) e.decode_compute_fraction = around(*f);
+  if (auto f = pick(cal->decode_compute_fraction, format, info(e.decode_path).name)) e.decode_compute_fraction = around(*f);
+  else if (auto g = pick(cal->compute_fraction, format, info(e.decode_path).name)) e.decode_compute_fraction = around(*g);
   if (cal->overhead_ms || cal->overhead_us_per_layer) {
     e.overhead_ms = cal->overhead_ms.value_or(0);
     e.overhead_us_per_layer = cal->overhead_us_per_layer.value_or(0);

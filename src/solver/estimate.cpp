@@ -104,11 +104,15 @@ Prefill prefill(const PreparedModel& pm, const DeploymentConfig& c, const Machin
                 double weight_bytes, double kv_fraction) {
   const auto& s = pm.model->shape;
   const double prompt = std::min(c.prompt, c.context);
+  const double depth = std::min<double>(c.prompt_depth, c.context - prompt);
   Prefill p;
   p.passes = std::max(1.0, std::ceil(prompt / chunk));
-  // The prompt's attention covers on average half of it; its KV is written once.
-  p.cost = pass_cost(s, p.passes * weight_bytes, pm.active_params, memory::kv_bytes(s, c, c.prompt) * kv_fraction,
-                     prompt / 2, prompt);
+  // The prompt's attention covers what the cache held before it and on average half of the
+  // prompt; its KV is written once, the earlier KV read by every chunk.
+  double attended = depth + prompt / 2;
+  if (c.kv_strategy == KvStrategy::sliding) attended = std::min<double>(attended, c.window + c.sinks);
+  const double kv_traffic = memory::kv_bytes(s, c, c.prompt) + p.passes * memory::kv_bytes(s, c, std::uint32_t(depth));
+  p.cost = pass_cost(s, p.passes * weight_bytes, pm.active_params, kv_traffic * kv_fraction, attended, prompt);
   p.ms = m.time([&](const roofline::Machine& mc) { return roofline::step_ms(p.cost, mc) + (p.passes - 1) * mc.overhead_ms; });
   return p;
 }

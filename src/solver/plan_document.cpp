@@ -31,6 +31,7 @@ json config_to_json(const DeploymentConfig& c) {
             {"speculative", spec}};
   if (c.kv_strategy == KvStrategy::sliding) j["window"] = c.window, j["sinks"] = c.sinks;
   if (c.kv_strategy == KvStrategy::offload) j["kv_resident_fraction"] = c.kv_resident_fraction;
+  if (c.prompt_depth > 0) j["prompt_depth"] = c.prompt_depth;
   return j;
 }
 
@@ -64,6 +65,10 @@ Result<DeploymentConfig> config_from_json(const json& j, const std::string& file
   TRILEMMA_TRY(backend, str("backend"));
   c.context = context;
   c.prompt = prompt;
+  if (j.contains("prompt_depth")) {
+    TRILEMMA_TRY(depth, uint(j, "prompt_depth", where));
+    c.prompt_depth = depth;
+  }
   c.threads = threads;
   const auto b = backend_from_name(backend);
   if (!b) return bad(file, where + ".backend", "unknown backend '" + backend + "' (expected one of: " + backend_names() + ")");

@@ -63,6 +63,9 @@ struct DeploymentConfig {
   double kv_resident_fraction = 1.0;  // offload: share of the KV kept in fast memory
   std::uint32_t context = 4096;       // tokens
   std::uint32_t prompt = 512;         // prompt tokens for TTFT
+  // Tokens already in the cache when the prompt arrives (a later turn of a conversation,
+  // llama-bench's `pp512 @ d4096`): the prompt attends to them too. 0: a fresh conversation.
+  std::uint32_t prompt_depth = 0;
   Backend backend = Backend::cpu;
   // Empty: the backend's own runtime (BackendInfo::engine), the one plans are for. Fidelity
   // checks set another (ExecuTorch on the CPU) to cost the memory that runtime keeps.

@@ -32,6 +32,9 @@ struct WeightFormatInfo {
   WeightFormat format;
   std::string_view name;         // "q4_k_m": flags, YAML, plan documents
   std::string_view llama_cpp;    // llama-quantize ftype name, "Q4_K_M"; empty when not a llama.cpp type
+  // GGUF general.file_type: llama.h's llama_ftype value (LLAMA_FTYPE_MOSTLY_Q8_0 = 7), which is
+  // not the ggml_type of the bulk tensors (GGML_TYPE_Q8_0 = 8, the ftype of Q5_0).
+  std::optional<std::uint32_t> llama_ftype;
   TensorType bulk;               // q, k, gate, up (and the rest unless a rule below says otherwise)
   TensorType attn_v;             // attn_v in the layers `attn_v_layers` selects
   MoreBitsLayers attn_v_layers;

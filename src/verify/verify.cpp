@@ -58,50 +58,44 @@ WeightFormat format_of(TensorType engine_weights) {
   return WeightFormat::f32;
 }
 
-// The engine's model for each weight format it runs, prepared once (the tensor walk is the
-// expensive part of an estimate; calibration evaluates thousands).
-class Predictor {
- public:
-  explicit Predictor(const models::Model& model) : m_model(model) {}
-
-  // The configuration the engine ran at `p`, in the planner's terms.
-  static DeploymentConfig config(const RunPoint& p, std::uint32_t prompt_tokens, double measured_acceptance) {
-    auto c = engine_config(p, prompt_tokens);
-    // The weight format whose bulk type is the engine's: its prepared bytes are the stored ones.
-    c.weights = format_of(p.engine_weights);
-    c.speculative.measured_acceptance = measured_acceptance;
-    return c;
-  }
-
-  Result<Estimate> operator()(const solver::PreparedDevice& pd, const RunPoint& p, std::uint32_t prompt_tokens,
-                              double measured_acceptance, bool with_basis) {
-    return solver::estimate(prepared(p.engine_weights), pd, config(p, prompt_tokens, measured_acceptance), nullptr, with_basis);
-  }
-
-  const solver::PreparedModel& prepared(TensorType weights) {
-    for (const auto& entry : m_prepared)
-      if (entry->weights == weights) return entry->prepared;
-    auto entry = std::make_unique<Entry>(Entry{weights, engine_model(m_model, weights), {}});
-    entry->prepared = solver::PreparedModel::prepare(entry->model);
-    m_prepared.push_back(std::move(entry));
-    return m_prepared.back()->prepared;
-  }
- private:
-  struct Entry {
-    TensorType weights;
-    models::Model model;
-    solver::PreparedModel prepared;  // points into `model`: entries never move
-  };
-  const models::Model& m_model;
-  std::vector<std::unique_ptr<Entry>> m_prepared;
-};
-
 }  // namespace
+
+DeploymentConfig EnginePredictor::config(const RunPoint& p, std::uint32_t prompt_tokens, double measured_acceptance) {
+  auto c = engine_config(p, prompt_tokens);
+  // The weight format whose bulk type is the engine's: its prepared bytes are the stored ones.
+  c.weights = format_of(p.engine_weights);
+  c.speculative.measured_acceptance = measured_acceptance;
+  return c;
+}
+
+Result<Estimate> EnginePredictor::operator()(const solver::PreparedDevice& pd, const RunPoint& p, std::uint32_t prompt_tokens,
+                                             double measured_acceptance, bool with_basis) {
+  return solver::estimate(prepared(p.engine_weights), pd, config(p, prompt_tokens, measured_acceptance), nullptr, with_basis);
+}
+
+const solver::PreparedModel& EnginePredictor::prepared(TensorType weights) {
+  for (const auto& entry : m_prepared)
+    if (entry->weights == weights) return entry->prepared;
+  auto entry = std::make_unique<Entry>(Entry{weights, engine_model(m_model, weights), {}});
+  entry->prepared = solver::PreparedModel::prepare(entry->model);
+  m_prepared.push_back(std::move(entry));
+  return m_prepared.back()->prepared;
+}
+
+calibration::Observation EnginePredictor::observation(const PointReport& r) {
+  calibration::Observation ob;
+  ob.model = &prepared(r.point.engine_weights);
+  ob.config = config(r.point, r.measured.prompt_tokens, r.measured.acceptance);
+  ob.decode_tok_s = r.measured.decode_tok_s.median;
+  ob.ttft_ms = r.measured.ttft_ms.median;
+  ob.peak_memory_bytes = r.measured.peak_rss_bytes;
+  return ob;
+}
 
 Result<Estimate> predict(const models::Model& model, const devices::Device& host, const RunPoint& p,
                          std::uint32_t prompt_tokens, double measured_acceptance) {
   TRILEMMA_TRY(pd, solver::PreparedDevice::prepare(host));
-  return Predictor(model)(pd, p, prompt_tokens, measured_acceptance, true);
+  return EnginePredictor(model)(pd, p, prompt_tokens, measured_acceptance, true);
 }
 
 std::vector<FigureCheck> compare(const Estimate& e, const Measurement& m, const Tolerances& tol) {
@@ -140,17 +134,9 @@ std::vector<FigureSummary> summarize(const std::vector<PointReport>& reports) {
 devices::Calibration calibrate(const models::Model& model, const std::vector<PointReport>& reports, const devices::Device& host,
                                const std::string& fitted_on) {
   // The engine's model per weight format; observations point into it.
-  Predictor predictor(model);
+  EnginePredictor predictor(model);
   std::vector<calibration::Observation> obs;
-  for (const auto& r : reports) {
-    calibration::Observation ob;
-    ob.model = &predictor.prepared(r.point.engine_weights);
-    ob.config = Predictor::config(r.point, r.measured.prompt_tokens, r.measured.acceptance);
-    ob.decode_tok_s = r.measured.decode_tok_s.median;
-    ob.ttft_ms = r.measured.ttft_ms.median;
-    ob.peak_memory_bytes = r.measured.peak_rss_bytes;
-    obs.push_back(ob);
-  }
+  for (const auto& r : reports) obs.push_back(predictor.observation(r));
   return calibration::fit(host, obs, calibration::FitOptions{}, fitted_on);
 }
 

@@ -2,9 +2,11 @@
 // and report figure by figure how far prediction and measurement are apart. `calibrate`
 // fits the host's derating factors from measurements so the next plan uses them.
 #pragma once
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "calibration/fit.hpp"
 #include "devices/device.hpp"
 #include "models/model.hpp"
 #include "types/estimate.hpp"
@@ -45,6 +47,35 @@ models::Model engine_model(const models::Model& catalog_model, TensorType engine
 // A measured speculative acceptance rate (> 0) replaces the prior.
 Result<Estimate> predict(const models::Model& model, const devices::Device& host, const RunPoint& point,
                          std::uint32_t prompt_tokens, double measured_acceptance = 0);
+
+// The engine's model for each weight format it runs, prepared once (the tensor walk is the
+// expensive part of an estimate; calibration evaluates thousands), and each point's
+// configuration in the planner's terms.
+class EnginePredictor {
+ public:
+  explicit EnginePredictor(const models::Model& model) : m_model(model) {}
+  EnginePredictor(const EnginePredictor&) = delete;
+  EnginePredictor& operator=(const EnginePredictor&) = delete;
+
+  // The configuration the engine ran at `p`: CPU, f32-accumulating engine formats, a cache
+  // sized to what it ran.
+  static DeploymentConfig config(const RunPoint& p, std::uint32_t prompt_tokens, double measured_acceptance);
+  Result<Estimate> operator()(const solver::PreparedDevice& pd, const RunPoint& p, std::uint32_t prompt_tokens,
+                              double measured_acceptance, bool with_basis);
+  const solver::PreparedModel& prepared(TensorType weights);
+  // `r`'s measured decode speed, TTFT and peak memory as one observation of its configuration;
+  // it points into this predictor.
+  calibration::Observation observation(const PointReport& r);
+
+ private:
+  struct Entry {
+    TensorType weights;
+    models::Model model;
+    solver::PreparedModel prepared;  // points into `model`: entries never move
+  };
+  const models::Model& m_model;
+  std::vector<std::unique_ptr<Entry>> m_prepared;
+};
 
 std::vector<FigureCheck> compare(const Estimate& predicted, const Measurement& measured, const Tolerances& tol);
 

@@ -185,3 +185,86 @@ TEST_CASE("cli plan: the default context follows the model, and MCUs are costed 
   REQUIRE(r.code == 0);
   CHECK(r.out.find("context 512") != std::string::npos);
 }
+
+namespace {
+
+// A llama-bench jsonl result of TinyLlama-1.1B (Q4_0) with the given model type and rate.
+std::string bench_line(const std::string& type, std::uint32_t pp, std::uint32_t tg, std::uint32_t threads, double ts) {
+  return "{\"model_type\": \"" + type + "\", \"model_size\": 619094016, \"model_n_params\": 1100048384, \"backends\": \"CPU\", "
+         "\"n_gpu_layers\": 0, \"n_threads\": " + std::to_string(threads) + ", \"type_k\": \"f16\", \"type_v\": \"f16\", "
+         "\"n_prompt\": " + std::to_string(pp) + ", \"n_gen\": " + std::to_string(tg) + ", \"n_depth\": 0, \"avg_ts\": " +
+         std::to_string(ts) + "}\n";
+}
+
+}  // namespace
+
+TEST_CASE("cli calibrate: a board's llama-bench results give a calibrated profile; bad input exits 3", "[cli]") {
+  const auto dir = std::filesystem::temp_directory_path() / ("trilemma-cli-calibrate-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  auto write = [&](const std::string& name, const std::string& text) {
+    std::ofstream(dir / name) << text;
+    return (dir / name).string();
+  };
+  const std::string in_dir = "cd " + dir.string() + " && ";
+  auto calibrate = [&](const std::string& args) { return trilemma::testing::run_trilemma("calibrate " + args, true, in_dir); };
+
+  // Plausible Raspberry Pi 5 figures (4 threads): the profile lands beside, named after the device.
+  const auto good = write("pi5.jsonl", bench_line("llama 1B Q4_0", 512, 0, 4, 28.0) + bench_line("llama 1B Q4_0", 0, 128, 4, 9.5) +
+                                           bench_line("llama 1B Q4_0", 0, 128, 2, 7.0));
+  const auto ok = calibrate("--device raspberry-pi-5 --from " + good);
+  INFO(ok.out);
+  CHECK((ok.code == 0 || ok.code == 1));
+  CHECK(ok.out.find("before") != std::string::npos);
+  const auto profile = dir / "raspberry-pi-5-calibrated.yaml";
+  REQUIRE(std::filesystem::exists(profile));
+  const auto show = run("devices show " + profile.string());
+  CHECK(show.code == 0);
+  CHECK(show.out.find("calibrated calibrate: 3 points (llama.cpp) from 1 file") != std::string::npos);
+  CHECK(run("devices validate " + profile.string()).code == 0);
+  std::filesystem::remove(profile);
+
+  // Truncated, malformed and foreign files: exit 3 naming file and line; nothing written.
+  const auto truncated = write("cut.json", "[\n  {\"model_type\": \"llama 1B Q4_0\", \"n_prompt\": 512,");
+  auto r = calibrate("--device raspberry-pi-5 --from " + truncated);
+  CHECK(r.code == 3);
+  CHECK(r.out.find("cut.json") != std::string::npos);
+  const auto bad_line = write("bad.jsonl", bench_line("llama 1B Q4_0", 512, 0, 4, 28.0) + "{\"model_type\": \"llama\", \"n_prompt\": \"x\", \"n_gen\": 0, \"avg_ts\": 1}\n");
+  r = calibrate("--device raspberry-pi-5 --from " + bad_line);
+  CHECK(r.code == 3);
+  CHECK(r.out.find("bad.jsonl:2: n_prompt") != std::string::npos);
+  const auto foreign = write("notes.txt", "meeting notes\n");
+  r = calibrate("--device raspberry-pi-5 --from " + foreign);
+  CHECK(r.code == 3);
+  CHECK(r.out.find("notes.txt:1: not llama-bench output") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(profile));
+
+  // A result of a model the catalog does not have is listed, not guessed; --skip-unmatched fits
+  // the rest.
+  const auto mixed = write("mixed.jsonl", bench_line("llama 13B Q4_0", 512, 0, 4, 3.0).replace(
+                                              bench_line("llama 13B Q4_0", 512, 0, 4, 3.0).find("1100048384"), 10, "13015864320") +
+                                              bench_line("llama 1B Q4_0", 0, 128, 4, 9.5));
+  r = calibrate("--device raspberry-pi-5 --from " + mixed);
+  CHECK(r.code == 3);
+  CHECK(r.out.find("unmatched: " + mixed + ":1: llama 13B Q4_0: no catalog model") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(profile));
+  r = calibrate("--device raspberry-pi-5 --from " + mixed + " --skip-unmatched --json");
+  CHECK((r.code == 0 || r.code == 1));
+  CHECK(r.out.find("\"unmatched\": [") != std::string::npos);
+  CHECK(std::filesystem::exists(profile));
+
+  // Results of two runtimes on one backend do not make one calibration.
+  const auto run_report = write("run.json",
+                                "{\"schema\": \"trilemma.run\", \"schema_version\": 1, \"model\": \"tinyllama-1.1b\", "
+                                "\"kv_config\": {\"format\": \"f32\", \"strategy\": \"contiguous\"}, \"weights\": \"q4_0\", "
+                                "\"threads\": 4, \"prompt_tokens\": [1, 2, 3], \"tokens\": [4, 5], \"ttft_ms\": 300, "
+                                "\"prefill_tok_s\": 10, \"decode_tok_s\": 5, \"peak_rss_bytes\": 800000000, \"draft\": \"\"}\n");
+  r = calibrate("--device raspberry-pi-5 --from " + good + " " + run_report);
+  CHECK(r.code == 2);
+  CHECK(r.out.find("one runtime") != std::string::npos);
+  // Usage: no device, no files, a file that does not exist.
+  CHECK(calibrate("--from " + good).code == 2);
+  CHECK(calibrate("--device raspberry-pi-5").code == 2);
+  CHECK(calibrate("--device raspberry-pi-5 --from /nonexistent.json").code == 2);
+  CHECK(calibrate("--device nope --from " + good).code == 3);
+  std::filesystem::remove_all(dir);
+}

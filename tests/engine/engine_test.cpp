@@ -101,7 +101,10 @@ TEST_CASE("engine::generate: bad options and mismatched tokenizers are errors", 
 }
 
 TEST_CASE("engine::export_gguf: export then import reproduces every tensor bit for bit", "[engine]") {
-  for (TensorType t : {TensorType::f16, TensorType::q8_0, TensorType::q4_0}) {
+  // general.file_type is llama.h's llama_ftype, which llama.cpp prints as the model's type
+  // ("llama 1B Q8_0"); the ggml_type of Q8_0 (8) would read as Q5_0.
+  const std::vector<std::pair<TensorType, std::uint64_t>> file_types = {{TensorType::f16, 1}, {TensorType::q8_0, 7}, {TensorType::q4_0, 2}};
+  for (const auto& [t, file_type] : file_types) {
     CAPTURE(info(t).name);
     ExportOptions o;
     o.synthetic_shape = tiny_shape();
@@ -115,6 +118,7 @@ TEST_CASE("engine::export_gguf: export then import reproduces every tensor bit f
     CHECK(file->get_string("general.architecture") == "llama");
     CHECK(file->get_uint("llama.attention.head_count_kv") == 2u);
     CHECK(file->array_length("tokenizer.ggml.tokens") == 300);
+    CHECK(file->get_uint("general.file_type") == file_type);
     ThreadPool pool(2);
     auto mem = make_synthetic(tiny_shape(), "tiny", t, k_synthetic_seed, pool);
     auto back = load_gguf_model(*file, std::nullopt, pool);

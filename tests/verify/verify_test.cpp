@@ -151,7 +151,9 @@ TEST_CASE("verify::calibrate: recovers the true factors of a fake host", "[verif
   // Prefill attention's rate is what the prompt lengths tell apart (the weights' bandwidth and
   // the fixed overhead are not: both are constant per format, and only their sum is fitted
   // well; nor is decode attention, which streams the KV at these short contexts). The truth
-  // has one rate for both phases.
+  // has one rate for both phases. The overhead the fit settles on along that ridge (up to
+  // ~10 ms where the truth has none) is also paid once per prefill, which moves the attention
+  // rate that fits the prompts by a few percent: recovered within 8%.
   REQUIRE(host.calibration->find("cpu"));
   const auto& fitted = *host.calibration->find("cpu");
   const auto& att = fitted.prefill_attention_fraction;
@@ -160,8 +162,8 @@ TEST_CASE("verify::calibrate: recovers the true factors of a fake host", "[verif
       if (k == kv) return v;
     return 0.0;
   };
-  CHECK(fraction("f16") == Approx(0.05).epsilon(0.05));
-  CHECK(fraction("q8_0") == Approx(0.02).epsilon(0.05));
+  CHECK(fraction("f16") == Approx(0.05).epsilon(0.08));
+  CHECK(fraction("q8_0") == Approx(0.02).epsilon(0.08));
   // Memory: the fake adds 12 MiB to the truth's total (whose runtime is derating.yaml's 40 MiB
   // for cpu) and keeps the modelled scratch: the fit finds scratch x1 and 52 MiB of runtime.
   REQUIRE(fitted.runtime_mib);

@@ -1,0 +1,186 @@
+// `trilemma calibrate`: a device's efficiencies fitted to benchmark results measured on it.
+//   calibrate --device D --from FILE... [--model ID] [--out DEVICE.yaml] [--skip-unmatched]
+//             [--tol-decode F] [--tol-ttft F] [--tol-memory F] [--json]
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <ctime>
+#include <iostream>
+
+#include "cli/commands.hpp"
+#include "cli/exit_codes.hpp"
+#include "cli/format.hpp"
+#include "devices/device_db.hpp"
+#include "devices/device_loader.hpp"
+#include "io/atomic_write.hpp"
+#include "verify/device_calibration.hpp"
+
+namespace trilemma::cli {
+namespace {
+
+using nlohmann::json;
+
+struct CalibrateFlags {
+  std::string device, model, out;
+  std::vector<std::string> from;
+  verify::Tolerances tol;
+  bool skip_unmatched = false, as_json = false;
+};
+
+std::string today_utc() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[16];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d", &tm);
+  return buf;
+}
+
+std::string value_text(const std::string& figure, double v) {
+  return figure == "peak_memory_bytes" ? gib(v, 3) : fixed(v, 2);
+}
+
+std::string error_text(double e) {
+  if (!std::isfinite(e)) return "inf";
+  return (e >= 0 ? "+" : "") + fixed(100 * e, 1) + "%";
+}
+
+json check_json(const verify::FigureCheck& c) {
+  return {{"predicted", c.predicted}, {"rel_error", std::isfinite(c.rel_error) ? json(c.rel_error) : json()}, {"pass", c.pass}};
+}
+
+// Per figure: points within tolerance and the median |error|, before and after.
+struct Summary {
+  std::string figure;
+  int total = 0, within_before = 0, within_after = 0;
+  double median_before = 0, median_after = 0;
+};
+
+std::vector<Summary> summarize(const std::vector<verify::PointCheck>& checks) {
+  std::vector<Summary> out;
+  std::vector<std::pair<std::vector<double>, std::vector<double>>> errors;
+  for (const auto& c : checks) {
+    auto it = std::find_if(out.begin(), out.end(), [&](const Summary& s) { return s.figure == c.point->figure; });
+    if (it == out.end()) out.push_back({c.point->figure}), errors.emplace_back(), it = std::prev(out.end());
+    auto& e = errors[std::size_t(it - out.begin())];
+    it->total += 1;
+    it->within_before += c.before.pass;
+    it->within_after += c.after.pass;
+    e.first.push_back(std::isfinite(c.before.rel_error) ? std::abs(c.before.rel_error) : INFINITY);
+    e.second.push_back(std::isfinite(c.after.rel_error) ? std::abs(c.after.rel_error) : INFINITY);
+  }
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    for (auto* v : {&errors[i].first, &errors[i].second}) std::sort(v->begin(), v->end());
+    out[i].median_before = errors[i].first[errors[i].first.size() / 2];
+    out[i].median_after = errors[i].second[errors[i].second.size() / 2];
+  }
+  return out;
+}
+
+std::string fitted_text(const calibration::FitOptions& o) {
+  std::string s = o.bandwidth_per_format ? "bandwidth per format" : "bandwidth (one for every format)";
+  s += o.compute_per_format ? ", compute per format" : ", compute per compute path";
+  if (o.decode_compute) s += ", decode compute";
+  if (o.attention) s += o.attention_per_kv ? ", attention per KV format" : ", attention (one for every KV format)";
+  s += o.overhead_per_layer ? ", overhead per layer" : ", overhead per pass";
+  return s;
+}
+
+int run_calibrate(const CalibrateFlags& f) {
+  if (f.from.empty()) return report_error(make_error(ErrorKind::usage, "--from", "", "give at least one result file"));
+  auto device = devices::resolve_device(f.device);
+  if (!device.ok()) return report_error(device.error());
+  auto results = verify::ResultFiles::read(f.from, *device, f.model);
+  if (!results.ok()) return report_error(results.error());
+  const auto& r = **results;
+  for (const auto& n : r.notes()) std::cerr << "note: " << n << "\n";
+  for (const auto& u : r.unmatched()) std::cerr << "unmatched: " << u << "\n";
+  if (!r.unmatched().empty() && !f.skip_unmatched)
+    return report_error(make_error(ErrorKind::input, r.files().front(), "",
+                                   std::to_string(r.unmatched().size()) +
+                                       " result(s) unmatched (listed above): name the model with --model, or leave them "
+                                       "out with --skip-unmatched"));
+  const auto runtimes = r.runtimes();
+  if (runtimes.size() > 1)
+    return report_error(make_error(ErrorKind::usage, "--from", "",
+                                   "results from " + runtimes[0] + " and " + runtimes[1] +
+                                       ": a device's calibration describes one runtime per backend; calibrate from one at a time"));
+  std::string on = "calibrate: " + std::to_string(r.points().size()) + " points (" + (runtimes.empty() ? "" : runtimes[0]) +
+                   ") from " + std::to_string(r.files().size()) + " file" + (r.files().size() == 1 ? "" : "s") + ", " + today_utc();
+  auto fitted = verify::calibrate_device(*device, r, f.tol, on);
+  if (!fitted.ok()) return report_error(fitted.error());
+  const std::string out = !f.out.empty() ? f.out : f.device == "host" ? devices::host_profile_path() : device->id + "-calibrated.yaml";
+  // A profile file is named after its id (devices validate checks it): the calibrated copy of
+  // raspberry-pi-5 in raspberry-pi-5-calibrated.yaml is device raspberry-pi-5-calibrated.
+  fitted->device.id = std::filesystem::path(out).stem().string();
+  if (auto w = io::write_file_atomically(out, devices::device_to_yaml(fitted->device)); !w.ok()) return report_error(w.error());
+  const bool pass = fitted->pass();
+  const auto summary = summarize(fitted->checks);
+
+  if (f.as_json) {
+    json points = json::array();
+    for (const auto& c : fitted->checks)
+      points.push_back({{"label", c.point->label}, {"figure", c.point->figure}, {"measured", c.point->measured},
+                        {"tolerance", c.before.tolerance}, {"before", check_json(c.before)}, {"after", check_json(c.after)}});
+    json sums = json::array();
+    for (const auto& s : summary)
+      sums.push_back({{"figure", s.figure}, {"total", s.total}, {"within_before", s.within_before},
+                      {"within_after", s.within_after},
+                      {"median_abs_error_before", std::isfinite(s.median_before) ? json(s.median_before) : json()},
+                      {"median_abs_error_after", std::isfinite(s.median_after) ? json(s.median_after) : json()}});
+    const auto& o = fitted->options;
+    std::cout << json{{"schema", "trilemma.calibrate"}, {"schema_version", 1}, {"device", device->id}, {"out", out},
+                      {"files", r.files()}, {"runtime", runtimes.empty() ? "" : runtimes[0]}, {"fitted_on", on},
+                      {"fit", {{"bandwidth_per_format", o.bandwidth_per_format}, {"compute_per_format", o.compute_per_format},
+                               {"decode_compute", o.decode_compute},
+                               {"attention", o.attention}, {"attention_per_kv", o.attention_per_kv}, {"overhead_per_layer", o.overhead_per_layer}}},
+                      {"tolerances", {{"decode", f.tol.decode}, {"ttft", f.tol.ttft}, {"memory", f.tol.memory}}},
+                      {"points", points}, {"summary", sums}, {"unmatched", r.unmatched()}, {"notes", r.notes()}, {"pass", pass}}
+                         .dump(2)
+              << "\n";
+  } else {
+    std::cout << "calibrate: " << device->name << " from " << r.points().size() << " measured figures ("
+              << (runtimes.empty() ? "" : runtimes[0]) << ")\n"
+              << "  fitted: " << fitted_text(fitted->options) << "\n\n"
+              << "  " << pad("figure", 16) << pad("measured", 12) << pad("before", 12) << pad("error", 10) << pad("after", 12)
+              << pad("error", 10) << "tolerance\n";
+    for (const auto& c : fitted->checks) {
+      const auto& p = *c.point;
+      std::cout << p.label << "\n  " << pad(p.figure, 16) << pad(value_text(p.figure, p.measured), 12)
+                << pad(value_text(p.figure, c.before.predicted), 12) << pad(error_text(c.before.rel_error), 10)
+                << pad(value_text(p.figure, c.after.predicted), 12) << pad(error_text(c.after.rel_error), 10) << "+-"
+                << fixed(100 * c.after.tolerance, 0) << "%  " << (c.after.pass ? "ok" : "OUT") << "\n";
+    }
+    std::cout << "\n";
+    for (const auto& s : summary)
+      std::cout << "  " << pad(s.figure, 16) << "before: " << s.within_before << "/" << s.total << " within, median |error| "
+                << fixed(100 * s.median_before, 1) << "%;  after: " << s.within_after << "/" << s.total
+                << " within, median |error| " << fixed(100 * s.median_after, 1) << "%\n";
+    std::cout << "\nprofile written to " << out << " (use it as --device " << out << ")\n"
+              << (pass ? "all figures within tolerance after the fit" : "some figures stay out of tolerance after the fit")
+              << "\n";
+  }
+  return pass ? k_exit_ok : k_exit_check_failed;
+}
+
+}  // namespace
+
+void add_calibrate_command(CLI::App& app, Handler& handler) {
+  static CalibrateFlags f;
+  auto* cmd = app.add_subcommand("calibrate", "Fit a device's efficiencies to benchmark results measured on it");
+  cmd->add_option("--device,-d", f.device, "the device the results were measured on (id, YAML file or host)")->required();
+  cmd->add_option("--from", f.from, "result files: llama-bench output (-o json|jsonl|csv|md), trilemma verify/run --json")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--model,-m", f.model, "catalog model every result is of (when the results do not say unambiguously)");
+  cmd->add_option("--out,-o", f.out, "calibrated device profile to write (default: the host profile for host, else ID-calibrated.yaml)");
+  cmd->add_flag("--skip-unmatched", f.skip_unmatched, "fit the matched results and list the others, instead of failing");
+  cmd->add_option("--tol-decode", f.tol.decode, "relative tolerance of decode tok/s")->capture_default_str();
+  cmd->add_option("--tol-ttft", f.tol.ttft, "relative tolerance of TTFT and prefill tok/s")->capture_default_str();
+  cmd->add_option("--tol-memory", f.tol.memory, "relative tolerance of peak memory")->capture_default_str();
+  cmd->add_flag("--json", f.as_json, "JSON report (docs/json-schemas.md#calibrate)");
+  cmd->callback([&] { handler = [] { return run_calibrate(f); }; });
+}
+
+}  // namespace trilemma::cli

@@ -1,0 +1,159 @@
+#include "verify/report_points.hpp"
+
+#include "models/catalog.hpp"
+#include "solver/plan_document.hpp"
+
+namespace trilemma::verify {
+namespace {
+
+using nlohmann::json;
+
+Spread spread_from(const json& j) {
+  return {j.value("median", 0.0), j.value("min", 0.0), j.value("max", 0.0),
+          j.value("runs", std::vector<double>{})};  // reports before the field have none
+}
+
+Error bad(const std::string& file, const std::string& where, const std::string& message) {
+  return make_error(ErrorKind::input, file, where, message);
+}
+
+Result<TensorType> tensor_type_field(const json& j, const char* key, const std::string& file, const std::string& where) {
+  if (!j.contains(key) || !j[key].is_string()) return bad(file, where + "." + key, "missing (a tensor type name)");
+  const auto t = tensor_type_from_name(j[key].get<std::string>());
+  if (!t) return bad(file, where + "." + key, "unknown tensor type '" + j[key].get<std::string>() + "'");
+  return *t;
+}
+
+// The catalog id of a report's model: a model file's path is not one.
+Result<std::string> catalog_id(const std::string& model, const std::string& model_id, const std::string& file,
+                               const std::string& where) {
+  if (!model_id.empty()) return model_id;
+  if (model.empty()) return bad(file, where, "no model recorded: name it with --model");
+  auto m = models::resolve_model(model);
+  if (!m.ok() || !m->path.empty()) return bad(file, where, "'" + model + "' is not a catalog model: name it with --model");
+  return m->id;
+}
+
+Result<std::vector<ReportPoint>> verify_points(const json& doc, const std::string& file, const std::string& model_id) {
+  if (!doc.contains("points") || !doc["points"].is_array()) return bad(file, "points", "missing (an array of points)");
+  TRILEMMA_TRY(model, catalog_id(doc.value("model", ""), model_id, file, "model"));
+  std::vector<ReportPoint> out;
+  for (std::size_t i = 0; i < doc["points"].size(); ++i) {
+    const json& entry = doc["points"][i];
+    const std::string where = "points[" + std::to_string(i) + "]";
+    if (!entry.is_object()) return bad(file, where, "expected an object");
+    ReportPoint rp;
+    rp.model = model;
+    rp.where = file + ": " + where;
+    auto& p = rp.report.point;
+    if (!entry.contains("config")) return bad(file, where + ".config", "missing");
+    TRILEMMA_TRY(config, solver::config_from_json(entry["config"], file, where + ".config"));
+    p.config = config;
+    p.model_id = model;
+    TRILEMMA_TRY(weights, tensor_type_field(entry, "engine_weights", file, where));
+    p.engine_weights = weights;
+    if (entry.contains("draft_engine_weights") && !entry["draft_engine_weights"].is_null()) {
+      TRILEMMA_TRY(draft, tensor_type_field(entry, "draft_engine_weights", file, where));
+      p.draft_engine_weights = draft;
+    }
+    TRILEMMA_TRY(m, measurement_from_json(entry, file, where));
+    p.prompt_tokens = m.prompt_tokens;
+    p.decode_tokens = m.decode_tokens;
+    rp.report.measured = m;
+    out.push_back(std::move(rp));
+  }
+  return out;
+}
+
+Result<std::vector<ReportPoint>> run_point(const json& doc, const std::string& file, const std::string& model_id) {
+  TRILEMMA_TRY(model, catalog_id(doc.value("model", ""), model_id, file, "model"));
+  const std::string draft = doc.value("draft", "");
+  if (!draft.empty() && draft != "none")
+    return bad(file, "draft", "a speculative run: calibrate from `verify --json`, which records the draft's configuration");
+  ReportPoint rp;
+  rp.model = model;
+  rp.where = file;
+  auto& p = rp.report.point;
+  p.model_id = model;
+  const json kv = doc.value("kv_config", json());
+  if (!kv.is_object()) return bad(file, "kv_config", "missing (reports of trilemma 0.4 and later have it)");
+  TRILEMMA_TRY(kv_type, tensor_type_field(kv, "format", file, "kv_config"));
+  const auto strategy = kv_strategy_from_name(kv.value("strategy", ""));
+  if (!strategy) return bad(file, "kv_config.strategy", "unknown KV strategy '" + kv.value("strategy", "") + "'");
+  if (*strategy == KvStrategy::offload)
+    return bad(file, "kv_config.strategy", "an offloaded KV run: calibrate from `verify --json`, which records the resident share");
+  p.config.kv_type = kv_type;
+  p.config.kv_strategy = *strategy;
+  p.config.window = kv.value("window", 0u);
+  p.config.sinks = kv.value("sinks", 0u);
+  if (!doc.contains("weights") || !doc["weights"].is_string()) return bad(file, "weights", "missing");
+  const std::string weights = doc["weights"].get<std::string>();
+  const auto t = tensor_type_from_name(weights.substr(0, weights.find('+')));  // "q4_0+mixed"
+  if (!t) return bad(file, "weights", "unknown engine weights '" + weights + "'");
+  p.engine_weights = *t;
+  try {
+    p.config.threads = doc.at("threads").get<std::uint32_t>();
+    Measurement& m = rp.report.measured;
+    m.prompt_tokens = static_cast<std::uint32_t>(doc.at("prompt_tokens").size());
+    m.decode_tokens = static_cast<std::uint32_t>(doc.at("tokens").size());
+    const double ttft = doc.at("ttft_ms").get<double>(), prefill = doc.at("prefill_tok_s").get<double>();
+    const double decode = doc.at("decode_tok_s").get<double>();
+    m.ttft_ms = {ttft, ttft, ttft, {ttft}};
+    m.prefill_tok_s = {prefill, prefill, prefill, {prefill}};
+    m.decode_tok_s = {decode, decode, decode, {decode}};
+    m.peak_rss_bytes = doc.at("peak_rss_bytes").get<double>();
+    m.weight_bytes = doc.value("weight_bytes", 0.0);
+    m.kv_bytes = doc.value("kv_allocated_bytes", 0.0);
+    m.synthetic = doc.value("synthetic", true);
+    m.kernels = doc.value("kernels", "");
+    m.weights = weights;
+    m.runs = 1;
+    if (m.prompt_tokens == 0 || !(ttft > 0) || !(decode > 0))
+      return bad(file, "ttft_ms", "a run without a prompt, a first token and generated tokens measures nothing");
+    p.prompt_tokens = m.prompt_tokens;
+    p.decode_tokens = m.decode_tokens;
+  } catch (const json::exception& e) {
+    return bad(file, "", std::string("malformed run report: ") + e.what());
+  }
+  return std::vector<ReportPoint>{std::move(rp)};
+}
+
+}  // namespace
+
+Result<Measurement> measurement_from_json(const json& entry, const std::string& file, const std::string& where) {
+  try {
+    const auto& j = entry.at("measured");
+    Measurement m;
+    m.decode_tok_s = spread_from(j.at("decode_tok_s"));
+    m.ttft_ms = spread_from(j.at("ttft_ms"));
+    m.prefill_tok_s = spread_from(j.value("prefill_tok_s", json::object()));
+    m.peak_rss_bytes = j.at("peak_rss_bytes").get<double>();
+    m.weight_bytes = j.value("weight_bytes", 0.0);
+    m.kv_bytes = j.value("kv_bytes", 0.0);
+    m.acceptance = j.value("acceptance", 0.0);
+    m.weights = j.value("weights", "");
+    m.prompt_tokens = entry.at("prompt_tokens").get<std::uint32_t>();
+    m.decode_tokens = entry.at("decode_tokens").get<std::uint32_t>();
+    m.synthetic = entry.value("synthetic", true);
+    m.kernels = entry.value("kernels", "");
+    m.runs = entry.value("runs", 0);
+    if (const auto a = entry.value("accuracy", json::object()); a.is_object()) {
+      if (a.contains("kl_measured") && a["kl_measured"].is_number()) m.kl_mean = a["kl_measured"].get<double>();
+      if (a.contains("top1_measured") && a["top1_measured"].is_number()) m.top1 = a["top1_measured"].get<double>();
+    }
+    return m;
+  } catch (const json::exception& e) {
+    return bad(file, where + ".measured", std::string("malformed measurement: ") + e.what());
+  }
+}
+
+Result<std::vector<ReportPoint>> report_points(const json& doc, const std::string& file, const std::string& model_id) {
+  if (!doc.is_object()) return bad(file, "", "expected a trilemma report object");
+  const std::string schema = doc.value("schema", "");
+  if (doc.value("schema_version", 0) != 1) return bad(file, "schema_version", "unsupported report version");
+  if (schema == "trilemma.verify") return verify_points(doc, file, model_id);
+  if (schema == "trilemma.run") return run_point(doc, file, model_id);
+  return bad(file, "schema", "'" + schema + "' is not a measurement report (trilemma.verify or trilemma.run)");
+}
+
+}  // namespace trilemma::verify
