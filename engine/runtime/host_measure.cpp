@@ -1,13 +1,14 @@
 #include "engine/runtime/host_measure.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <time.h>
 #include <vector>
 
-#include "engine/quant/kernel_table.hpp"
 #include "engine/runtime/thread_pool.hpp"
 
 #if defined(__x86_64__)
@@ -18,11 +19,6 @@ namespace trilemma::engine {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
 
 #if defined(__x86_64__)
 // Four independent 256-bit accumulators keep enough loads in flight to saturate DRAM.
@@ -60,71 +56,95 @@ std::uint64_t stream_read_sum(const std::byte* p, std::size_t n) {
   return read_sum_scalar(p, n);
 }
 
-double measure_read_bandwidth_gbps(std::size_t bytes, int threads, int runs) {
+namespace {
+
+double thread_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
+}
+
+}  // namespace
+
+BandwidthRuns measure_read_bandwidth_runs(std::size_t bytes, int threads, int runs) {
   ThreadPool pool(threads);
   const int n = pool.size();
-  const std::size_t part = bytes / std::size_t(n) / 128 * 128;
-  std::unique_ptr<std::byte[], void (*)(std::byte*)> buf(
-      static_cast<std::byte*>(std::aligned_alloc(64, part * std::size_t(n))), [](std::byte* p) { std::free(p); });
-  if (!buf) return 0;
-  // Touch every page from its reading thread so pages are resident before timing.
-  pool.parallel_for(n, 1, [&](std::int64_t b, std::int64_t e) {
-    for (std::int64_t t = b; t < e; ++t) std::memset(buf.get() + std::size_t(t) * part, 1, part);
+  constexpr std::size_t k_chunk = std::size_t(1) << 20;
+  const std::size_t chunks = std::max<std::size_t>(1, bytes / k_chunk);
+  std::unique_ptr<std::byte[], void (*)(std::byte*)> buf(static_cast<std::byte*>(std::aligned_alloc(64, chunks * k_chunk)),
+                                                         [](std::byte* p) { std::free(p); });
+  BandwidthRuns out;
+  if (!buf) return out;
+  // Touch every page before timing (the first pass would otherwise count page faults).
+  pool.parallel_for(std::int64_t(chunks), 1, [&](std::int64_t b, std::int64_t e) {
+    for (std::int64_t c = b; c < e; ++c) std::memset(buf.get() + std::size_t(c) * k_chunk, 1, k_chunk);
   });
   std::vector<std::uint64_t> sink(static_cast<std::size_t>(n));
-  std::vector<double> gbps;
   for (int r = 0; r < runs; ++r) {
+    std::atomic<std::size_t> next{0};
+    std::vector<double> rate(static_cast<std::size_t>(n));
     const auto t0 = Clock::now();
     pool.parallel_for(n, 1, [&](std::int64_t b, std::int64_t e) {
-      for (std::int64_t t = b; t < e; ++t) sink[std::size_t(t)] = stream_read_sum(buf.get() + std::size_t(t) * part, part);
+      for (std::int64_t t = b; t < e; ++t) {
+        const double c0 = thread_cpu_seconds();
+        std::uint64_t s = 0;
+        std::size_t read = 0;
+        for (std::size_t c; (c = next.fetch_add(1, std::memory_order_relaxed)) < chunks; ++read)
+          s += stream_read_sum(buf.get() + c * k_chunk, k_chunk);
+        const double busy = thread_cpu_seconds() - c0;
+        // A thread that got a few chunks only (it was descheduled while the others took the
+        // rest) measured mostly its wake-up: it does not count.
+        rate[std::size_t(t)] = busy > 0 && read >= 16 ? double(read * k_chunk) / busy / 1e9 : 0;
+        sink[std::size_t(t)] += s;
+      }
     });
-    gbps.push_back(double(part) * n / std::chrono::duration<double>(Clock::now() - t0).count() / 1e9);
+    out.wall.push_back(double(chunks * k_chunk) / std::chrono::duration<double>(Clock::now() - t0).count() / 1e9);
+    // The mean rate of the threads that read, for every thread.
+    double sum = 0;
+    int counted = 0;
+    for (double v : rate)
+      if (v > 0) sum += v, ++counted;
+    if (counted > 0) out.thread_time.push_back(sum / counted * n);
   }
   volatile std::uint64_t keep = sink[0];
   (void)keep;
-  return median(gbps);
+  return out;
 }
 
-ComputeRates measure_compute(int threads, int runs) {
-  ComputeRates out;
-  const Isa isa = detect_isa();
-  out.isa = isa_name(isa).data();
+PeakRuns measure_peak_runs(PeakPath path, int threads, int runs, double seconds) {
+  PeakRuns out;
+  out.kernel = peak_kernel(path);
+  const auto& k = out.kernel;
+  // Iterations for ~`seconds` per run, from a short calibration run.
+  std::uint64_t iterations = 1 << 16;
+  for (;;) {
+    const auto t0 = Clock::now();
+    volatile double keep = k.run(iterations);
+    (void)keep;
+    const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+    if (s > 0.01 || iterations > (std::uint64_t(1) << 40)) {
+      iterations = std::max<std::uint64_t>(1, std::uint64_t(double(iterations) * seconds / std::max(s, 1e-9)));
+      break;
+    }
+    iterations *= 4;
+  }
   ThreadPool pool(threads);
   const int n = pool.size();
-  constexpr std::int64_t k_len = 4096;  // 16 KiB of f32: in L1/L2 with its partner
-  constexpr int k_reps = 20000;
-  auto rate = [&](TensorType type) {
-    const FormatKernels* k = find_kernels(type);
-    if (!k) return 0.0;
-    const DotFn dot = select_dot(*k, isa);
-    std::vector<float> x(k_len);
-    for (std::int64_t i = 0; i < k_len; ++i) x[std::size_t(i)] = float((i * 37) % 19) / 19.0f - 0.5f;
-    const std::size_t row_bytes = tensor_bytes(type, k_len);
-    std::vector<std::byte> w(row_bytes), a(tensor_bytes(k->activation, k_len));
-    k->quantize(x.data(), w.data(), k_len);
-    const FormatKernels* ak = find_kernels(k->activation);
-    if (!ak) return 0.0;
-    ak->quantize(x.data(), a.data(), k_len);
-    std::vector<double> g;
-    std::vector<float> sink(static_cast<std::size_t>(n));
-    for (int r = 0; r < runs; ++r) {
-      const auto t0 = Clock::now();
-      pool.parallel_for(n, 1, [&](std::int64_t b, std::int64_t e) {
-        for (std::int64_t t = b; t < e; ++t) {
-          float s = 0;
-          for (int i = 0; i < k_reps; ++i) s += dot(w.data(), a.data(), k_len);
-          sink[std::size_t(t)] = s;
-        }
-      });
-      const double s = std::chrono::duration<double>(Clock::now() - t0).count();
-      g.push_back(2.0 * k_len * k_reps * n / s / 1e9);
-    }
-    volatile float keep = sink[0];
-    (void)keep;
-    return median(g);
+  std::vector<double> sink(static_cast<std::size_t>(n));
+  auto once = [&](int width) {
+    const auto t0 = Clock::now();
+    pool.parallel_for(width, 1, [&](std::int64_t b, std::int64_t e) {
+      for (std::int64_t t = b; t < e; ++t) sink[std::size_t(t)] = k.run(iterations);
+    });
+    const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+    return k.ops_per_iteration * double(iterations) * width / s / 1e9;
   };
-  out.f32_gflops = rate(TensorType::f32);
-  out.int8_gflops = rate(TensorType::q8_0);
+  for (int r = 0; r < runs; ++r) {
+    out.one_thread.push_back(once(1));
+    out.all_threads.push_back(once(n));
+  }
+  volatile double keep = sink[0];
+  (void)keep;
   return out;
 }
 

@@ -43,6 +43,42 @@ json calibration_json(const devices::Calibration& c) {
           {"backends", backends}};
 }
 
+json figure_json(const devices::ProbeFigure& f) {
+  return {{"best", f.best}, {"median", f.median}, {"worst", f.worst}, {"runs", f.runs}};
+}
+
+json probe_json(const devices::ProbeRecord& r) {
+  return {{"when", r.when}, {"load_average", optional_json(r.load_average)}, {"clock_ghz", r.clock_ghz},
+          {"bandwidth_gbps", figure_json(r.bandwidth_gbps)}, {"bandwidth_thread_time_gbps", figure_json(r.bandwidth_thread_time_gbps)}, {"f32_kernel", r.f32_kernel}, {"int8_kernel", r.int8_kernel},
+          {"f32_one_core", figure_json(r.f32_one_core)}, {"f32_all_cores", figure_json(r.f32_all_cores)},
+          {"int8_one_core", figure_json(r.int8_one_core)}, {"int8_all_cores", figure_json(r.int8_all_cores)},
+          {"f32_theoretical", r.f32_theoretical}, {"int8_theoretical", r.int8_theoretical},
+          {"f32_theoretical_basis", r.f32_theoretical_basis}, {"int8_theoretical_basis", r.int8_theoretical_basis}};
+}
+
+// What the probe measured, each peak beside the theoretical one.
+void print_probe(const devices::Device& d, const devices::ProbeRecord& r) {
+  auto spread = [](const devices::ProbeFigure& f, int digits) {
+    return "best of " + std::to_string(f.runs) + ", median " + fixed(f.median, digits) + ", worst " + fixed(f.worst, digits);
+  };
+  const double cores = d.total_cores();
+  std::cout << "  probed     " << r.when << ", load average " << (r.load_average ? fixed(*r.load_average, 2) : "unknown")
+            << ", clock " << fixed(r.clock_ghz, 2) << " GHz (measured)\n"
+            << "             bandwidth " << fixed(d.peak_bandwidth_gbps, 1) << " GB/s: wall time " << fixed(r.bandwidth_gbps.best, 1)
+            << " (" << spread(r.bandwidth_gbps, 1) << "); threads' CPU time " << fixed(r.bandwidth_thread_time_gbps.best, 1)
+            << " (" << spread(r.bandwidth_thread_time_gbps, 1) << ")\n";
+  auto peak = [&](const char* name, const devices::ProbeFigure& one, const devices::ProbeFigure& all, double theoretical,
+                  const std::string& basis) {
+    const double p = one.best * cores;
+    std::cout << "             " << name << " peak " << fixed(p, 0) << " G(FL)OP/s = one core " << fixed(one.best, 1) << " ("
+              << spread(one, 1) << ") x " << cores << "; all cores at once " << fixed(all.best, 0) << "\n"
+              << "               theoretical " << fixed(theoretical, 0) << " = " << basis << "; measured/theoretical "
+              << fixed(theoretical > 0 ? p / theoretical : 0, 2) << "\n";
+  };
+  peak("f32 ", r.f32_one_core, r.f32_all_cores, r.f32_theoretical, r.f32_theoretical_basis);
+  peak("int8", r.int8_one_core, r.int8_all_cores, r.int8_theoretical, r.int8_theoretical_basis);
+}
+
 // Every compute path the device has a peak for, G(FL)OP/s with all cores.
 json peaks_json(const devices::Device& d) {
   json out = json::object();
@@ -76,7 +112,8 @@ json device_json(const devices::Device& d) {
           {"npu_fp16_tflops", optional_json(d.npu_fp16_tflops)}, {"peak_gops", peaks_json(d)}, {"origin", d.origin},
           {"sources", sources}, {"notes", d.notes},
           {"measured_compute_gflops", optional_json(d.measured_compute_gflops)},
-          {"measured_int8_gflops", optional_json(d.measured_int8_gflops)}, {"calibration", calibration}};
+          {"measured_int8_gflops", optional_json(d.measured_int8_gflops)}, {"calibration", calibration},
+          {"probe", d.probe ? probe_json(*d.probe) : json()}};
 }
 
 int list(bool as_json) {
@@ -117,6 +154,7 @@ int show(const std::string& id, bool as_json) {
   for (const auto& p : compute_paths())
     if (auto g = d->peak_gops(p.path)) std::cout << p.name << " " << fixed(*g, 0) << "  ";
   std::cout << "(G(FL)OP/s, all cores)\n";
+  if (d->probe) print_probe(*d, *d->probe);
   if (d->calibration) {
     const auto& c = *d->calibration;
     std::cout << "  calibrated " << c.fitted_on;
@@ -199,8 +237,13 @@ int probe(const std::string& out, bool as_json) {
   if (std::filesystem::path(target).has_parent_path())
     std::filesystem::create_directories(std::filesystem::path(target).parent_path(), ec);
   if (auto w = io::write_file_atomically(target, yaml); !w.ok()) return report_error(w.error());
-  if (as_json) std::cout << device_json(*d).dump(2) << "\n";
-  else std::cout << yaml << "written to " << target << "\n";
+  if (as_json) {
+    std::cout << device_json(*d).dump(2) << "\n";
+  } else {
+    std::cout << d->name << "\n";
+    print_probe(*d, *d->probe);
+    std::cout << "written to " << target << "\n";
+  }
   return k_exit_ok;
 }
 

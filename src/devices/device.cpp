@@ -70,3 +70,18 @@ std::optional<double> Device::peak_gops(ComputePath path, std::uint32_t threads)
 }
 
 }  // namespace trilemma::devices
+
+namespace trilemma::devices {
+
+ProbeFigure probe_figure(std::vector<double> runs) {
+  ProbeFigure f;
+  if (runs.empty()) return f;
+  std::sort(runs.begin(), runs.end());
+  f.worst = runs.front();
+  f.best = runs.back();
+  f.median = runs[runs.size() / 2];
+  f.runs = static_cast<std::uint32_t>(runs.size());
+  return f;
+}
+
+}  // namespace trilemma::devices

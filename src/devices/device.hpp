@@ -52,6 +52,27 @@ struct BackendCalibration {
   std::optional<double> speculative_round_ms;  // a speculative round's cost beyond its modelled passes
 };
 
+// One probed figure over its runs: the best is the machine's (interference only slows it).
+struct ProbeFigure {
+  double best = 0, median = 0, worst = 0;
+  std::uint32_t runs = 0;
+};
+ProbeFigure probe_figure(std::vector<double> runs);  // best = max (rates)
+
+// What `devices probe` measured, beside the figures it set (host profiles).
+struct ProbeRecord {
+  std::string when;                    // ISO 8601, UTC
+  std::optional<double> load_average;  // 1-minute, /proc/loadavg, at the start
+  double clock_ghz = 0;                // one core, measured (dependent adds per second)
+  ProbeFigure bandwidth_gbps;          // all threads, streaming read, bytes / wall time
+  ProbeFigure bandwidth_thread_time_gbps;  // ... summed over threads, bytes / each one's CPU time
+  std::string f32_kernel, int8_kernel;  // "avx512 fma", "avx512-vnni dpbusd"
+  ProbeFigure f32_one_core, f32_all_cores, int8_one_core, int8_all_cores;  // G(FL)OP/s
+  // cores x clock x lanes x ops per lane x pipes, the datasheet way, and how it was formed.
+  double f32_theoretical = 0, int8_theoretical = 0;
+  std::string f32_theoretical_basis, int8_theoretical_basis;
+};
+
 struct Calibration {
   std::string fitted_on;               // what the fit was measured on, and when
   std::vector<std::string> files;      // the result files it read, when it read files
@@ -101,8 +122,9 @@ struct Device {
   std::string origin;  // file it was read from ("devices/x.yaml", "host probe", a path)
   std::optional<Calibration> calibration;
   // Host profiles only: what the probe measured directly.
-  std::optional<double> measured_compute_gflops;  // f32 dot kernel, all threads
-  std::optional<double> measured_int8_gflops;     // int8 dot kernel (quantized weights), all threads
+  std::optional<double> measured_compute_gflops;  // f32 FMA peak, all cores
+  std::optional<double> measured_int8_gflops;     // int8 dot peak (quantized weights' path), all cores
+  std::optional<ProbeRecord> probe;               // how the probe's figures were measured
 
   std::uint32_t total_cores() const;
   // Peak FP32 GFLOP/s of all CPU cores: sum of cores x GHz x flops/cycle.

@@ -94,6 +94,63 @@ void read_backend_calibration(io::FieldReader& c, BackendCalibration& b) {
 // (the CPU: host profiles written before per-backend calibrations) or a `backends` mapping.
 }  // namespace
 
+namespace {
+
+ProbeFigure read_probe_figure(io::FieldReader f) {
+  ProbeFigure out;
+  out.best = f.positive("best");
+  out.median = f.positive("median");
+  out.worst = f.positive("worst");
+  out.runs = f.count("runs");
+  f.finish();
+  return out;
+}
+
+ProbeRecord read_probe(io::FieldReader p) {
+  ProbeRecord r;
+  r.when = p.string("when");
+  r.load_average = p.optional_number("load_average");
+  r.clock_ghz = p.number("clock_ghz");
+  r.bandwidth_gbps = read_probe_figure(p.map("bandwidth_gbps"));
+  r.bandwidth_thread_time_gbps = read_probe_figure(p.map("bandwidth_thread_time_gbps"));
+  r.f32_kernel = p.string("f32_kernel");
+  r.int8_kernel = p.string("int8_kernel");
+  r.f32_one_core = read_probe_figure(p.map("f32_one_core"));
+  r.f32_all_cores = read_probe_figure(p.map("f32_all_cores"));
+  r.int8_one_core = read_probe_figure(p.map("int8_one_core"));
+  r.int8_all_cores = read_probe_figure(p.map("int8_all_cores"));
+  r.f32_theoretical = p.number("f32_theoretical");
+  r.int8_theoretical = p.number("int8_theoretical");
+  r.f32_theoretical_basis = p.string("f32_theoretical_basis");
+  r.int8_theoretical_basis = p.string("int8_theoretical_basis");
+  p.finish();
+  return r;
+}
+
+void emit_probe_figure(YAML::Emitter& out, const char* key, const ProbeFigure& f) {
+  out << YAML::Key << key << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key << "best" << YAML::Value << f.best
+      << YAML::Key << "median" << YAML::Value << f.median << YAML::Key << "worst" << YAML::Value << f.worst << YAML::Key
+      << "runs" << YAML::Value << f.runs << YAML::EndMap;
+}
+
+void emit_probe(YAML::Emitter& out, const ProbeRecord& r) {
+  out << YAML::BeginMap << YAML::Key << "when" << YAML::Value << r.when;
+  if (r.load_average) out << YAML::Key << "load_average" << YAML::Value << *r.load_average;
+  out << YAML::Key << "clock_ghz" << YAML::Value << r.clock_ghz;
+  emit_probe_figure(out, "bandwidth_gbps", r.bandwidth_gbps);
+  emit_probe_figure(out, "bandwidth_thread_time_gbps", r.bandwidth_thread_time_gbps);
+  out << YAML::Key << "f32_kernel" << YAML::Value << r.f32_kernel << YAML::Key << "int8_kernel" << YAML::Value << r.int8_kernel;
+  emit_probe_figure(out, "f32_one_core", r.f32_one_core);
+  emit_probe_figure(out, "f32_all_cores", r.f32_all_cores);
+  emit_probe_figure(out, "int8_one_core", r.int8_one_core);
+  emit_probe_figure(out, "int8_all_cores", r.int8_all_cores);
+  out << YAML::Key << "f32_theoretical" << YAML::Value << r.f32_theoretical << YAML::Key << "int8_theoretical" << YAML::Value
+      << r.int8_theoretical << YAML::Key << "f32_theoretical_basis" << YAML::Value << r.f32_theoretical_basis << YAML::Key
+      << "int8_theoretical_basis" << YAML::Value << r.int8_theoretical_basis << YAML::EndMap;
+}
+
+}  // namespace
+
 Calibration read_calibration(io::FieldReader c) {
   Calibration cal;
   cal.fitted_on = c.string("fitted_on");
@@ -186,6 +243,7 @@ Result<Device> parse_device(const std::string& yaml_text, const std::string& fil
   if (auto c = root.optional_map("calibration")) d.calibration = read_calibration(*c);
   d.measured_compute_gflops = root.optional_positive("measured_compute_gflops");
   d.measured_int8_gflops = root.optional_positive("measured_int8_gflops");
+  if (auto p = root.optional_map("probe")) d.probe = read_probe(*p);
   root.finish();
   if (!ctx.failed() && d.sources.empty()) ctx.fail(doc, "sources", "every device needs sources");
   if (ctx.failed()) return ctx.error();
@@ -303,6 +361,10 @@ std::string device_to_yaml(const Device& d) {
   if (d.measured_compute_gflops)
     out << YAML::Key << "measured_compute_gflops" << YAML::Value << *d.measured_compute_gflops;
   if (d.measured_int8_gflops) out << YAML::Key << "measured_int8_gflops" << YAML::Value << *d.measured_int8_gflops;
+  if (d.probe) {
+    out << YAML::Key << "probe" << YAML::Value;
+    emit_probe(out, *d.probe);
+  }
   if (d.calibration) {
     out << YAML::Key << "calibration" << YAML::Value;
     emit_calibration(out, *d.calibration);

@@ -1,10 +1,16 @@
 // Describes this machine as a Device: memory from /proc/meminfo, cores and ISA features from
-// /proc/cpuinfo, and what the engine's own code achieves on it (supplied by the caller, since
-// the engine sits above this module): sustained read bandwidth over a buffer far larger than
-// the last-level cache, and GFLOP/s of the f32 and int8 dot kernels.
+// /proc/cpuinfo, and what the engine's code measures on it (supplied by the caller, since the
+// engine sits above this module): streaming read bandwidth over a buffer far larger than the
+// last-level cache, the arithmetic peak of the f32 FMA and int8 dot paths, and the clock.
+//
+// A shared machine is never faster than its hardware, only slower: every figure is the best of
+// several runs, and the compute peaks are one core's best times the cores (a background job on
+// some cores leaves the others' peak alone). Spread and load average are recorded beside them.
 #pragma once
 #include <functional>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "devices/device.hpp"
 #include "types/result.hpp"
@@ -13,11 +19,35 @@ namespace trilemma::devices {
 
 using ProbeProgress = std::function<void(const std::string& step)>;
 
-struct HostMeasurer {
-  std::function<double(int threads)> read_bandwidth_gbps;
-  // f32 and int8 dot-product GFLOP/s on `threads` threads, and the kernel ISA.
-  std::function<void(int threads, double& f32_gflops, double& int8_gflops, std::string& isa)> compute;
+// A peak kernel's runs, and what the theoretical peak needs to know of its instruction.
+struct PeakSample {
+  std::string kernel;      // "avx512 fma"
+  int lanes = 1;           // f32 or int32 lanes of one instruction
+  double ops_per_lane = 2;  // 2 for an FMA, 8 for a 4-wide int8 dot
+  int pipes = 1;           // such instructions issued per cycle (assumed per kernel)
+  std::vector<double> one_core, all_cores;  // G(FL)OP/s per run
 };
+
+// Streaming-read runs: GB/s by wall time, and summed over threads by each one's CPU time.
+struct BandwidthSample {
+  std::vector<double> wall, thread_time;
+};
+
+struct HostMeasurer {
+  std::function<BandwidthSample(int threads, int runs)> read_bandwidth;
+  std::function<PeakSample(bool int8, int threads, int runs)> peak;
+  std::function<double()> clock_ghz;  // one core, now; 0 when it cannot be measured
+};
+
+// The first field of /proc/loadavg; nullopt when the text is not one.
+std::optional<double> parse_load_average(const std::string& proc_loadavg);
+
+// cores x GHz x lanes x ops per lane x pipes, in G(FL)OP/s, and how it was formed.
+struct Theoretical {
+  double gops = 0;
+  std::string basis;  // "2 cores x 3.70 GHz x 16 lanes x 2 ops x 2 pipes (avx512 fma)"
+};
+Theoretical theoretical_peak(unsigned cores, double clock_ghz, const PeakSample& kernel);
 
 Result<Device> probe_host(const HostMeasurer& measurer, const ProbeProgress& progress);
 
