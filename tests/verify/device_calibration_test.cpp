@@ -71,10 +71,11 @@ TEST_CASE("calibrate_device: a device with known efficiencies is recovered from 
   auto truth = device;
   truth.calibration = truth_cal;
 
-  // Two models of different depths (so a per-layer overhead and the bandwidth separate),
+  // Models of different depths and sizes (so a per-layer overhead and the bandwidth separate:
+  // SmolLM2-135M streams little and has 30 layers),
   // 1/2/4 threads (compute against bandwidth in decode), depths 0 and 1024 (attention).
   std::vector<Test> tests;
-  for (const std::string model : {"tinyllama-1.1b", "llama-3.2-1b"})
+  for (const std::string model : {"tinyllama-1.1b", "llama-3.2-1b", "smollm2-135m"})
     for (std::uint32_t threads : {1u, 2u, 4u})
       for (std::uint32_t depth : {0u, 1024u}) {
         tests.push_back({model, threads, 128, 0, depth});
