@@ -76,7 +76,20 @@ Result<Model> parse_hf_config(const std::string& text, const std::string& file) 
   if (experts > 0) {
     TRILEMMA_TRY(per_token, uint_key(j, "num_experts_per_tok", file, std::nullopt));
     TRILEMMA_TRY(expert_ffn, uint_key(j, "moe_intermediate_size", file, ffn));
-    s.moe = {experts, per_token, 0, expert_ffn};
+    // Shared experts run for every token. DeepSeek counts them (n_shared_experts, each of the
+    // routed experts' size); Qwen2-MoE gives one shared expert's intermediate size, a multiple
+    // of the routed one's (Qwen2-57B-A14B: 20480 = 8 x 2560), counted here as that many experts.
+    TRILEMMA_TRY(shared_count, uint_key(j, "n_shared_experts", file, 0u));
+    TRILEMMA_TRY(shared_ffn, uint_key(j, "shared_expert_intermediate_size", file, 0u));
+    std::uint32_t shared = shared_count;
+    if (shared_ffn > 0) {
+      if (expert_ffn == 0 || shared_ffn % expert_ffn != 0)
+        return make_error(ErrorKind::input, file, "shared_expert_intermediate_size",
+                          std::to_string(shared_ffn) + " is not a multiple of moe_intermediate_size " + std::to_string(expert_ffn) +
+                              ": a shared expert of another size is not a shape trilemma costs");
+      shared = shared_ffn / expert_ffn;
+    }
+    s.moe = {experts, per_token, shared, expert_ffn};
     // Every layer is MoE in the supported configs; Mixtral's intermediate_size is the expert's.
     s.ffn = 0;
   }

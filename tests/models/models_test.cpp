@@ -40,6 +40,29 @@ TEST_CASE("models::parse_hf_config: a Qwen2.5-0.5B config.json", "[models]") {
   CHECK(count_parameters(m->shape).total() == Approx(0.494e9).epsilon(0.01));
 }
 
+TEST_CASE("models::parse_hf_config: Qwen2-MoE counts its shared expert", "[models]") {
+  // Qwen2-57B-A14B's config.json (hf.co/Qwen/Qwen2-57B-A14B): 64 routed experts of 2560, 8 per
+  // token, and a shared expert of 20480 that every token runs. Published: 57B total, 14B active.
+  const std::string json = R"({"architectures": ["Qwen2MoeForCausalLM"], "model_type": "qwen2_moe",
+    "hidden_size": 3584, "intermediate_size": 18944, "moe_intermediate_size": 2560,
+    "shared_expert_intermediate_size": 20480, "num_experts": 64, "num_experts_per_tok": 8,
+    "num_attention_heads": 28, "num_key_value_heads": 4, "num_hidden_layers": 28, "vocab_size": 151936,
+    "max_position_embeddings": 131072, "rope_theta": 1000000.0, "tie_word_embeddings": false})";
+  auto m = models::parse_hf_config(json, "qwen2-57b/config.json");
+  INFO((m.ok() ? "" : m.error().to_string()));
+  REQUIRE(m.ok());
+  CHECK(m->shape.moe.shared_experts == 8u);
+  const auto c = count_parameters(m->shape);
+  CHECK(c.total() == Approx(57.4e9).epsilon(0.02));
+  CHECK(c.active_per_token == Approx(14.2e9).epsilon(0.05));
+  // A shared expert that is not a whole number of routed experts is refused by name.
+  std::string odd = json;
+  odd.replace(odd.find("20480"), 5, "20000");
+  auto bad = models::parse_hf_config(odd, "c.json");
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.error().where == "shared_expert_intermediate_size");
+}
+
 TEST_CASE("models::parse_hf_config: bad input names the key", "[models]") {
   SECTION("malformed JSON") {
     auto m = models::parse_hf_config("{\"hidden_size\": 12", "c.json");
