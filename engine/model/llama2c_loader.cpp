@@ -74,6 +74,8 @@ Result<Model> load_llama2c(const std::filesystem::path& path, std::optional<Tens
   m.shape.context = std::uint32_t(seq_len);
   m.shape.tied_embeddings = tied;
   m.shape.rope_layout = RopeLayout::adjacent;
+  if (const std::string problem = validate_shape(m.shape); !problem.empty())
+    return make_error(ErrorKind::input, file, "byte 0", "header: " + problem);
   const std::byte* base = bytes.data() + 28;
   const auto part = [&](int index, std::uint64_t layer) {
     const Part& p = parts[std::size_t(index)];

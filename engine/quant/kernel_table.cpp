@@ -2,6 +2,8 @@
 // formats without kernels (q4_1, iq*, ...) have no row and the engine refuses to load them.
 #include "engine/quant/kernel_table.hpp"
 
+#include "engine/quant/cpu_features.hpp"
+
 #include <array>
 #include <cstdlib>
 #include <cstring>
@@ -79,12 +81,10 @@ Isa detect_isa(bool force_scalar) {
   if (force_scalar || (env != nullptr && std::strcmp(env, "0") != 0 && *env != '\0')) return Isa::scalar;
   Isa best = Isa::scalar;
 #if defined(__x86_64__)
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c")) {
+  const auto& cpu = cpu_features();
+  if (cpu.avx2 && cpu.fma && cpu.f16c) {
     best = Isa::avx2;
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
-        __builtin_cpu_supports("avx512vnni"))
-      best = Isa::avx512vnni;
+    if (cpu.avx512f && cpu.avx512bw && cpu.avx512vl && cpu.avx512vnni) best = Isa::avx512vnni;
   }
 #elif defined(__aarch64__)
   best = Isa::neon;

@@ -9,6 +9,7 @@
 #include <time.h>
 #include <vector>
 
+#include "engine/quant/cpu_features.hpp"
 #include "engine/runtime/thread_pool.hpp"
 
 #if defined(__x86_64__)
@@ -51,7 +52,7 @@ std::uint64_t read_sum_scalar(const std::byte* p, std::size_t n) {
 
 std::uint64_t stream_read_sum(const std::byte* p, std::size_t n) {
 #if defined(__x86_64__)
-  if (__builtin_cpu_supports("avx2")) return read_sum_avx2(p, n);
+  if (cpu_features().avx2) return read_sum_avx2(p, n);
 #endif
   return read_sum_scalar(p, n);
 }

@@ -1,13 +1,13 @@
 #include "engine/runtime/peak_compute.hpp"
 
+#include "engine/quant/cpu_features.hpp"
+
 #include <chrono>
 
 #if defined(__x86_64__)
-#include <cpuid.h>
 #include <immintrin.h>
 #elif defined(__aarch64__)
 #include <arm_neon.h>
-#include <sys/auxv.h>
 #endif
 
 namespace trilemma::engine {
@@ -228,10 +228,8 @@ double neon_smlal_int8_expected(std::uint64_t n) { return int8_expected(n, 4); }
 // them on its two 256-bit pipes (one a cycle); family 1Ah is Zen 5 (two full-width pipes). Intel
 // server cores since Skylake-SP have two 512-bit FMA units and issue 512-bit VNNI on port 0 only.
 int zmm_pipes(bool vnni) {
-  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-  if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx)) return 1;
-  const unsigned base = (eax >> 8) & 0xf, family = base == 0xf ? base + ((eax >> 20) & 0xff) : base;
-  if (__builtin_cpu_is("amd")) return family >= 0x1a ? 2 : 1;
+  const auto& cpu = cpu_features();
+  if (cpu.amd) return cpu.family >= 0x1a ? 2 : 1;
   return vnni ? 1 : 2;
 }
 #endif
@@ -249,25 +247,23 @@ PeakKernel scalar_peak_kernel(PeakPath path) {
 // one); smlal pairs take one.
 PeakKernel peak_kernel(PeakPath path) {
 #if defined(__x86_64__)
-  // __builtin_cpu_supports checks cpuid and, for AVX and AVX-512, that the OS saves their
-  // registers (XCR0), so a kernel it allows cannot fault on a kernel that disabled them.
-  const bool avx512 = __builtin_cpu_supports("avx512f");
-  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  // cpu_features() counts an instruction set only when the OS saves its registers (XCR0).
+  const auto& cpu = cpu_features();
+  const bool avx512 = cpu.avx512f;
+  const bool avx2 = cpu.avx2 && cpu.fma;
   if (path == PeakPath::f32_fma) {
     if (avx512) return {"avx512 fma", 16, 2.0 * 16 * k_acc, zmm_pipes(false), 2, avx512_f32, avx512_f32_expected};
     if (avx2) return {"avx2 fma", 8, 2.0 * 8 * k_acc, 2, 2, avx2_f32, avx2_f32_expected};
   } else {
-    if (avx512 && __builtin_cpu_supports("avx512vnni"))
+    if (avx512 && cpu.avx512vnni)
       return {"avx512-vnni dpbusd", 16, 8.0 * 16 * k_acc, zmm_pipes(true), 8, avx512vnni_int8, avx512vnni_int8_expected};
-    if (avx2 && __builtin_cpu_supports("avxvnni"))
+    if (avx2 && cpu.avxvnni)
       return {"avx-vnni dpbusd", 8, 8.0 * 8 * k_acc, 2, 8, avxvnni_int8, avxvnni_int8_expected};
     if (avx2) return {"avx2 maddubs", 8, 8.0 * 8 * 6, 1, 8, avx2_int8, avx2_int8_expected};
   }
 #elif defined(__aarch64__)
   if (path == PeakPath::f32_fma) return {"neon fma", 4, 2.0 * 4 * k_acc, 2, 2, neon_f32, neon_f32_expected};
-#if defined(HWCAP_ASIMDDP)
-  if (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) return {"neon sdot", 4, 8.0 * 4 * k_acc, 2, 8, neon_sdot_int8, neon_sdot_int8_expected};
-#endif
+  if (cpu_features().dotprod) return {"neon sdot", 4, 8.0 * 4 * k_acc, 2, 8, neon_sdot_int8, neon_sdot_int8_expected};
   return {"neon smlal", 4, 8.0 * 4 * k_acc, 1, 8, neon_smlal_int8, neon_smlal_int8_expected};
 #endif
   return scalar_peak_kernel(path);

@@ -24,8 +24,7 @@ struct PeakKernel {
   double (*expected_checksum)(std::uint64_t iterations) = nullptr;
 };
 
-// The widest kernel this CPU and its OS support for `path` (cpuid and, on x86, XCR0 via the
-// compiler's __builtin_cpu_supports; on aarch64 the kernel's HWCAP bits).
+// The widest kernel this CPU and its OS support for `path` (engine/quant/cpu_features.hpp).
 PeakKernel peak_kernel(PeakPath path);
 
 // The scalar kernel of `path`, the reference the vector kernels are checked against.

@@ -1,6 +1,7 @@
 #include "engine/runtime/thread_pool.hpp"
 
 #include <algorithm>
+#include <system_error>
 
 namespace trilemma::engine {
 namespace {
@@ -20,7 +21,12 @@ bool wait_briefly(Done done, int budget) {
 
 ThreadPool::ThreadPool(int threads) {
   if (threads <= 0) threads = int(std::max(1u, std::thread::hardware_concurrency()));
-  for (int i = 1; i < threads; ++i) m_workers.emplace_back([this] { worker_loop(); });
+  // A system that will not start more threads (ulimit, memory) leaves a smaller pool, not an
+  // abort: work is divided among the threads there are (size()).
+  try {
+    for (int i = 1; i < threads; ++i) m_workers.emplace_back([this] { worker_loop(); });
+  } catch (const std::system_error&) {
+  }
 }
 
 ThreadPool::~ThreadPool() {

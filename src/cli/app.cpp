@@ -61,7 +61,15 @@ int run(int argc, char** argv) {
   }
   if (!handler) return k_exit_usage;
   try {
-    return handler();
+    const int code = handler();
+    // A report nobody received is a failure (`plan --json > /dev/full`): stdout is buffered,
+    // so its errors surface at the flush.
+    std::cout.flush();
+    if (!std::cout) {
+      std::cerr << "trilemma: error: cannot write to standard output\n";
+      return code == k_exit_ok || code == k_exit_check_failed ? k_exit_io : code;
+    }
+    return code;
   } catch (const std::exception& e) {
     std::cerr << "trilemma: internal error: " << e.what() << "\n";
     return k_exit_internal;

@@ -323,7 +323,7 @@ void add_engine_commands(CLI::App& app, Handler& handler) {
   ev->add_option("--text", v.text, "plain text to score")->required();
   ev->add_option("--context", v.context, "tokens per chunk (BOS + context-1)")->capture_default_str();
   ev->add_option("--max-chunks", v.max_chunks, "0 = all");
-  ev->add_option("--threads", v.threads, "0 = all cores");
+  ev->add_option("--threads", v.threads, "0 = all cores")->check(CLI::Range(0, 1024));
   ev->add_flag("--scalar", v.scalar, "force the scalar reference kernels");
   v.kv.add(ev);
   ev->add_flag("--json", v.as_json, "JSON report (docs/json-schemas.md#eval)");
@@ -335,7 +335,7 @@ void add_engine_commands(CLI::App& app, Handler& handler) {
   run->add_option("--tokenizer", r.tokenizer, "llama2.c tokenizer.bin (GGUF files carry their own)");
   run->add_option("--synthetic", r.synthetic, "catalog model id: deterministic synthetic weights of its shape");
   run->add_option("--weights", r.weights, "f32, f16, bf16, q8_0, q4_0, int3, int2 (default: as stored)");
-  run->add_option("--threads", r.threads, "0 = all cores")->capture_default_str();
+  run->add_option("--threads", r.threads, "0 = all cores")->capture_default_str()->check(CLI::Range(0, 1024));
   run->add_option("--prompt", r.prompt, "prompt text")->capture_default_str();
   run->add_option("--steps", r.steps, "tokens to generate")->capture_default_str();
   run->add_option("--temperature", r.temperature, "0 = greedy")->capture_default_str();
@@ -363,7 +363,7 @@ void add_engine_commands(CLI::App& app, Handler& handler) {
   ex->add_option("--weights", e.weights, "f32, f16, q8_0, q4_0 (default: the plan's)");
   ex->add_option("--plan", e.plan, "plan document (plan --json): takes its weight format and model");
   ex->add_option("--out,-o", e.out, "output .gguf");
-  ex->add_option("--threads", e.threads, "0 = all cores");
+  ex->add_option("--threads", e.threads, "0 = all cores")->check(CLI::Range(0, 1024));
   ex->add_flag("--json", e.as_json, "JSON report");
   ex->callback([&] { handler = [] { return run_export(e); }; });
 }

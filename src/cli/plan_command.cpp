@@ -207,7 +207,7 @@ void add_plan_command(CLI::App& app, Handler& handler) {
   cmd->add_option("--sinks", f.sinks, "sink tokens kept with a sliding window (default 4)");
   cmd->add_option("--kv-resident", f.kv_resident, "share of the KV kept in fast memory (implies offload)");
   cmd->add_option("--backend", f.backend, "pin the backend (" + backend_names() + ")");
-  cmd->add_option("--threads", f.threads, "pin the CPU thread count");
+  cmd->add_option("--threads", f.threads, "pin the CPU thread count")->check(CLI::Range(0, 1024));
   cmd->add_flag("--no-speculative", f.no_speculative, "plain decoding only");
   cmd->add_flag("--speculative", f.speculative, "speculative decoding only");
   cmd->add_option("--draft", f.draft, "pin the draft source: model, self, layers");

@@ -20,6 +20,7 @@
 #include "devices/device_db.hpp"
 #include "devices/device_loader.hpp"
 #include "io/atomic_write.hpp"
+#include "io/json_text.hpp"
 #include "models/catalog.hpp"
 #include "solver/plan_document.hpp"
 #include "verify/verify.hpp"
@@ -224,8 +225,10 @@ int run_verify(VerifyFlags f) {
   if (!f.replay.empty()) {
     auto text = io::read_text_file(f.replay);
     if (!text.ok()) return report_error(text.error());
-    json report = json::parse(*text, nullptr, false);
-    if (report.is_discarded() || report.value("schema", "") != "trilemma.verify")
+    auto parsed = io::parse_json(*text, f.replay);
+    if (!parsed.ok()) return report_error(parsed.error());
+    json report = std::move(*parsed);
+    if (report.value("schema", "") != "trilemma.verify")
       return report_error(make_error(ErrorKind::input, f.replay, "schema", "not a verify JSON report (verify --out FILE)"));
     if (report.value("schema_version", 0) != 1)
       return report_error(make_error(ErrorKind::input, f.replay, "schema_version", "unsupported verify report version"));
@@ -345,7 +348,7 @@ void add_verify_command(CLI::App& app, Handler& handler) {
   cmd->add_option("--model-file", f.model_file, "real weights for the model (GGUF or llama2.c); checked against its shape");
   cmd->add_option("--tokenizer", f.tokenizer, "llama2.c tokenizer for --model-file");
   cmd->add_option("--weights", f.weights, "weight format to run (engine formats: f32 f16 bf16 q8_0 q4_0 int3 int2)");
-  cmd->add_option("--threads", f.threads, "threads (default: the plan's, at most this machine's cores)");
+  cmd->add_option("--threads", f.threads, "threads (default: the plan's, at most this machine's cores)")->check(CLI::Range(0, 1024));
   cmd->add_option("--device", f.device, "host profile to predict with and calibrate (default: host)")->capture_default_str();
   cmd->add_option("--runs", f.runs, "measured runs per configuration, after one warm-up")->capture_default_str();
   cmd->add_option("--prompt-tokens", f.prompt_tokens, "prompt length")->capture_default_str();

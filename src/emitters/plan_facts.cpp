@@ -1,6 +1,8 @@
 #include "emitters/plan_facts.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 namespace trilemma::emitters {
 namespace {
@@ -15,8 +17,15 @@ T field(const json& j, std::initializer_list<const char*> path, T fallback) {
     if (!at->is_object() || !at->contains(key)) return fallback;
     at = &(*at)[key];
   }
-  if constexpr (std::is_same_v<T, std::string>) return at->is_string() ? at->get<std::string>() : fallback;
-  else return at->is_number() ? at->get<T>() : fallback;
+  if constexpr (std::is_same_v<T, std::string>) {
+    return at->is_string() ? at->get<std::string>() : fallback;
+  } else {
+    if (!at->is_number()) return fallback;
+    // Through double with a range check: 1e20 into a uint32 is undefined behaviour (issue 14).
+    const double v = at->get<double>();
+    if (!std::isfinite(v) || v < double(std::numeric_limits<T>::lowest()) || v > double(std::numeric_limits<T>::max())) return fallback;
+    return static_cast<T>(v);
+  }
 }
 
 // llama.cpp's defaults for -b and -ub (common/common.h: n_batch 2048, n_ubatch 512).

@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <limits>
 
+#include "io/json_text.hpp"
+
 namespace trilemma::gate {
 namespace {
 
@@ -242,12 +244,7 @@ Status compare_with_baseline(Report& report, const std::string& text, const std:
   auto bad = [&](const std::string& where, const std::string& message) {
     return make_error(ErrorKind::input, file, where, message);
   };
-  json j;
-  try {
-    j = json::parse(text);
-  } catch (const json::parse_error& e) {
-    return bad("byte " + std::to_string(e.byte), "malformed JSON");
-  }
+  TRILEMMA_TRY(j, io::parse_json(text, file));
   if (!j.is_object() || j.value("schema", "") != "trilemma.gate")
     return bad("schema", "not a trilemma gate report (expected \"schema\": \"trilemma.gate\", from `gate --json`)");
   if (!j.contains("results") || !j["results"].is_array()) return bad("results", "missing or not a list");

@@ -1,7 +1,6 @@
 #include "io/yaml_fields.hpp"
 
 #include <cmath>
-#include <regex>
 
 namespace trilemma::io {
 namespace {
@@ -198,12 +197,29 @@ std::string FieldReader::choice(const std::string& key, const std::vector<std::s
   return v;
 }
 
+namespace {
+
+// [a-z0-9]+([.-][a-z0-9]+)*, at most 128 characters. A loop, not std::regex: libstdc++'s
+// matcher recurses per character, and an 80 KB id overflowed the stack (issue 14).
+bool is_id(const std::string& v) {
+  if (v.empty() || v.size() > 128) return false;
+  bool after_separator = true;
+  for (char c : v) {
+    const bool alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+    if (alnum) after_separator = false;
+    else if ((c == '.' || c == '-') && !after_separator) after_separator = true;
+    else return false;
+  }
+  return !after_separator;
+}
+
+}  // namespace
+
 std::string FieldReader::id(const std::string& key, const std::string& expected) {
-  static const std::regex k_id("^[a-z0-9]+([.-][a-z0-9]+)*$");
   std::string v = string(key);
   if (m_ctx.failed()) return v;
-  if (!std::regex_match(v, k_id))
-    m_ctx.fail(m_node[key], field(key), "'" + v + "' is not a lowercase hyphenated id");
+  if (!is_id(v))
+    m_ctx.fail(m_node[key], field(key), "'" + (v.size() > 64 ? v.substr(0, 64) + "..." : v) + "' is not a lowercase hyphenated id of at most 128 characters");
   else if (!expected.empty() && v != expected)
     m_ctx.fail(m_node[key], field(key), "'" + v + "' does not match the file name '" + expected + "'");
   return v;

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "io/csv.hpp"
+#include "io/json_text.hpp"
 
 namespace trilemma::measurements {
 namespace {
@@ -125,12 +126,13 @@ std::vector<std::size_t> object_lines(const std::string& text) {
 }
 
 Result<std::vector<BenchResult>> parse_json_array(const std::string& text, const std::string& file) {
-  json doc;
-  try {
-    doc = json::parse(text);
-  } catch (const json::exception& e) {
-    return make_error(ErrorKind::input, file, "", std::string("malformed JSON: ") + e.what());
+  auto parsed = io::parse_json(text, file);
+  if (!parsed.ok()) {
+    Error e = parsed.error();
+    e.message = "malformed JSON: " + e.message;
+    return e;
   }
+  const json& doc = *parsed;
   if (!doc.is_array()) return bad(file, 1, "expected an array of llama-bench tests");
   const auto lines = object_lines(text);
   std::vector<BenchResult> out;
@@ -149,12 +151,9 @@ Result<std::vector<BenchResult>> parse_jsonl(const std::string& text, const std:
   std::string line_text;
   for (std::size_t line = 1; std::getline(in, line_text); ++line) {
     if (trim(line_text).empty()) continue;
-    json j;
-    try {
-      j = json::parse(line_text);
-    } catch (const json::exception& e) {
-      return bad(file, line, std::string("malformed JSON: ") + e.what());
-    }
+    auto parsed = io::parse_json(line_text, file);
+    if (!parsed.ok()) return bad(file, line, "malformed JSON: " + parsed.error().message);
+    const json& j = *parsed;
     if (!j.is_object()) return bad(file, line, "expected an object");
     TRILEMMA_TRY(r, from_fields([&](const std::string& k) { return json_field(j, k); }, file, line));
     out.push_back(std::move(r));

@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "io/atomic_write.hpp"
+#include "io/json_text.hpp"
 
 namespace trilemma::models {
 namespace {
@@ -27,12 +28,7 @@ Result<std::uint32_t> uint_key(const json& j, const std::string& key, const std:
 }  // namespace
 
 Result<Model> parse_hf_config(const std::string& text, const std::string& file) {
-  json j;
-  try {
-    j = json::parse(text);
-  } catch (const json::parse_error& e) {
-    return make_error(ErrorKind::input, file, "byte " + std::to_string(e.byte), "malformed JSON");
-  }
+  TRILEMMA_TRY(j, io::parse_json(text, file));
   if (!j.is_object()) return make_error(ErrorKind::input, file, "", "expected a JSON object");
   // Multimodal configs nest the language model.
   if (j.contains("text_config") && j["text_config"].is_object()) j = j["text_config"];

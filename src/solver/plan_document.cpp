@@ -1,5 +1,7 @@
 #include "solver/plan_document.hpp"
 
+#include "io/json_text.hpp"
+
 namespace trilemma::solver {
 namespace {
 
@@ -191,13 +193,9 @@ json plan_to_json(const PlanResult& r, const models::Model& model, const devices
   return j;
 }
 
-Result<PlanDocument> parse_plan_document(const std::string& text, const std::string& file) {
-  json j;
-  try {
-    j = json::parse(text);
-  } catch (const json::parse_error& e) {
-    return bad(file, "byte " + std::to_string(e.byte), "malformed JSON");
-  }
+namespace {
+
+Result<PlanDocument> read_plan_document(const json& j, const std::string& file) {
   if (!j.is_object() || j.value("schema", "") != "trilemma.plan")
     return bad(file, "schema", "not a trilemma plan document (expected \"schema\": \"trilemma.plan\")");
   if (!j.contains("schema_version") || !j["schema_version"].is_number_integer())
@@ -223,6 +221,17 @@ Result<PlanDocument> parse_plan_document(const std::string& text, const std::str
   d.config = config;
   d.predicted = j["chosen"];
   return d;
+}
+
+}  // namespace
+
+Result<PlanDocument> parse_plan_document(const std::string& text, const std::string& file) {
+  TRILEMMA_TRY(j, io::parse_json(text, file));
+  try {
+    return read_plan_document(j, file);
+  } catch (const json::exception& e) {  // a field of another type than the schema's
+    return bad(file, "", std::string("not a plan document of this schema: ") + e.what());
+  }
 }
 
 }  // namespace trilemma::solver

@@ -27,6 +27,21 @@ ParameterCounts count_parameters(const ModelShape& s) {
 }
 
 std::string validate_shape(const ModelShape& s) {
+  // Bounds far above any published model (Llama-3.1-405B: 126 layers, hidden 16384; Gemma-3:
+  // vocab 262144; Llama-4-Scout: 10M context) and low enough that every derived size (q_dim,
+  // a tensor's elements, a KV page) fits the engine's 32-bit counts and 64-bit byte sizes: a
+  // crafted header cannot make them wrap.
+  struct Bound {
+    const char* field;
+    std::uint64_t value, max;
+  };
+  for (const Bound& b : {Bound{"layers", s.layers, 1024}, Bound{"hidden", s.hidden, 1u << 17}, Bound{"heads", s.heads, 1024},
+                         Bound{"kv_heads", s.kv_heads, 1024}, Bound{"head_dim", s.head_dim, 2048}, Bound{"ffn", s.ffn, 1u << 20},
+                         Bound{"vocab", s.vocab, 1u << 22}, Bound{"context", s.context, 1u << 24},
+                         Bound{"moe.experts", s.moe.experts, 1024}, Bound{"moe.shared_experts", s.moe.shared_experts, 64},
+                         Bound{"moe.expert_ffn", s.moe.expert_ffn, 1u << 20}, Bound{"sliding_window", s.sliding_window, 1u << 24}})
+    if (b.value > b.max) return std::string(b.field) + ": " + std::to_string(b.value) + " is beyond any model (at most " + std::to_string(b.max) + ")";
+  if (std::uint64_t(s.heads) * s.head_dim > (1u << 18)) return "heads x head_dim: beyond any model (at most 262144)";
   if (s.layers == 0) return "layers: must be > 0";
   if (s.hidden == 0) return "hidden: must be > 0";
   if (s.heads == 0) return "heads: must be > 0";

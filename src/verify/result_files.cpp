@@ -7,6 +7,7 @@
 
 #include "calibration/bench_rows.hpp"
 #include "io/atomic_write.hpp"
+#include "io/json_text.hpp"
 #include "measurements/llama_bench.hpp"
 #include "models/catalog.hpp"
 #include "verify/report_points.hpp"
@@ -93,8 +94,7 @@ Status ResultFiles::add_bench(const std::string& text, const std::string& path, 
 }
 
 Status ResultFiles::add_report(const std::string& text, const std::string& path, const std::string& model_id) {
-  const auto doc = nlohmann::json::parse(text, nullptr, false);
-  if (doc.is_discarded()) return make_error(ErrorKind::input, path, "", "malformed JSON (truncated?)");
+  TRILEMMA_TRY(doc, io::parse_json(text, path));
   TRILEMMA_TRY(points, report_points(doc, path, model_id));
   for (const auto& rp : points) {
     // One predictor per model shape: observations point into its prepared models.

@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cstdio>
+#include <cstring>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -267,4 +268,74 @@ TEST_CASE("cli calibrate: a board's llama-bench results give a calibrated profil
   CHECK(calibrate("--device raspberry-pi-5 --from /nonexistent.json").code == 2);
   CHECK(calibrate("--device nope --from " + good).code == 3);
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("cli: a GGUF whose key_length is beyond any model is refused, not read (issue 14)", "[cli]") {
+  const auto dir = std::filesystem::temp_directory_path() / ("trilemma-cli-keylen-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto file = (dir / "tiny.gguf").string();
+  REQUIRE(run("export --synthetic stories260k --weights f32 --out " + file).code == 0);
+  // Patch llama.attention.key_length (a uint32 after its key and type) to 1073741832.
+  std::string bytes;
+  {
+    std::ifstream in(file, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    bytes = ss.str();
+  }
+  const std::string key = "llama.attention.key_length";
+  const auto at = bytes.find(key);
+  REQUIRE(at != std::string::npos);
+  const std::uint32_t huge = 1073741832;
+  std::memcpy(&bytes[at + key.size() + 4], &huge, 4);
+  std::ofstream(file, std::ios::binary) << bytes;
+  const auto inspect = run("models inspect " + file, true);
+  CHECK(inspect.code == 3);
+  CHECK(inspect.out.find("head_dim: 1073741832 is beyond any model") != std::string::npos);
+  CHECK(run("run --model " + file + " --steps 2 --quiet").code == 3);
+  CHECK(run("plan -m " + file + " -d apple-m2").code == 3);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("cli: hostile JSON numbers and types are exit 3 or ignored, never exit 70 (issue 14)", "[cli]") {
+  const auto dir = std::filesystem::temp_directory_path() / ("trilemma-cli-json-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir / "m");
+  {
+    std::ofstream(dir / "m" / "config.json") << R"({"num_hidden_layers": 2, "hidden_size": 1e400, "num_attention_heads": 8,
+      "vocab_size": 10, "max_position_embeddings": 16, "intermediate_size": 32})";
+  }
+  const auto inspect = run("models inspect " + (dir / "m" / "config.json").string(), true);
+  CHECK(inspect.code == 3);
+  CHECK(inspect.out.find("config.json") != std::string::npos);
+  // A plan whose model.shape.layers is 1e20: the emitter leaves the figure out instead of
+  // converting it (undefined behaviour).
+  const auto plan = run("plan -m llama-3.2-1b -d apple-m2 -s memory --json");
+  REQUIRE(plan.code == 0);
+  std::string doc = plan.out;
+  const auto at = doc.find("\"layers\": ");
+  REQUIRE(at != std::string::npos);
+  doc.replace(at + 10, doc.find_first_of(",\n", at + 10) - (at + 10), "1e20");
+  std::ofstream(dir / "plan.json") << doc;
+  const auto emit = run("emit --plan " + (dir / "plan.json").string() + " --format llama.cpp", true);
+  CHECK(emit.code == 0);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("cli: output nobody received, and thread counts no machine has (issue 14)", "[cli]") {
+  if (std::filesystem::exists("/dev/full")) {
+    const auto r = trilemma::testing::run_command(std::string(TRILEMMA_BINARY) + " plan -m llama-3.2-1b -d apple-m2 -s memory --json > /dev/full 2>/dev/null");
+    CHECK(r.code == 5);
+  } else {
+    WARN("skipped the /dev/full check: this system has no /dev/full");
+  }
+  CHECK(run("plan -m llama-3.2-1b -d apple-m2 --threads 100000").code == 2);
+  CHECK(run("run --synthetic stories260k --threads 100000 --steps 1").code == 2);
+}
+
+TEST_CASE("cli run: a system that will not start the threads asked for runs with fewer (issue 14)", "[cli]") {
+  // 64 threads' stacks do not fit in 300 MB of address space: the pool keeps those it got.
+  const auto r = trilemma::testing::run_command("(ulimit -v 300000; " + std::string(TRILEMMA_BINARY) +
+                                                " run --synthetic stories260k --threads 64 --steps 2 --quiet --json) 2>/dev/null");
+  CHECK(r.code == 0);
+  CHECK(r.out.find("\"threads\": 64") == std::string::npos);
 }

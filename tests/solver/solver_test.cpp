@@ -175,6 +175,25 @@ TEST_CASE("solver::plan_document: round trip and refusal of bad documents", "[so
   auto f3 = solver::parse_plan_document("{\"schema\": \"trilemma.plan\", ", "plan.json");
   REQUIRE_FALSE(f3.ok());
   CHECK(f3.error().message == "malformed JSON");
+
+  // Issue 14: a document nested 100000 deep overflowed the stack when copied; a number no
+  // double holds and a field of the wrong type threw past the parser (exit 70).
+  const std::string deep = "{\"schema\": \"trilemma.plan\", \"x\": " + std::string(100000, '[') + std::string(100000, ']') + "}";
+  auto f4 = solver::parse_plan_document(deep, "plan.json");
+  REQUIRE_FALSE(f4.ok());
+  CHECK(f4.error().kind == ErrorKind::input);
+  CHECK(f4.error().message.find("nested deeper than 64") != std::string::npos);
+  auto huge = doc.dump();
+  huge.replace(huge.find("\"schema_version\":") + 17, 1, "1e400,\"was\":1");
+  auto f5 = solver::parse_plan_document(huge, "plan.json");
+  REQUIRE_FALSE(f5.ok());
+  CHECK(f5.error().kind == ErrorKind::input);
+  auto wrong_type = doc;
+  wrong_type["device"]["id"] = 5;
+  auto f6 = solver::parse_plan_document(wrong_type.dump(), "plan.json");
+  REQUIRE_FALSE(f6.ok());
+  CHECK(f6.error().kind == ErrorKind::input);
+  CHECK(f6.error().file == "plan.json");
 }
 
 TEST_CASE("solver::parse_profile: one fixture per failure class names file, line and field", "[solver]") {

@@ -43,3 +43,23 @@ TEST_CASE("types::validate_shape: names the offending field", "[types]") {
   s.head_dim = 0;
   CHECK(validate_shape(s).rfind("head_dim", 0) == 0);
 }
+
+TEST_CASE("types::validate_shape: sizes beyond any model are refused before they can wrap", "[types]") {
+  // A crafted GGUF's key_length of 1073741832 made heads x head_dim wrap in 32 bits (issue 14).
+  auto s = llama2_7b();
+  s.head_dim = 1073741832;
+  CHECK(validate_shape(s).rfind("head_dim: 1073741832 is beyond any model", 0) == 0);
+  s = llama2_7b();
+  s.heads = 1024, s.kv_heads = 1024, s.head_dim = 2048;  // each in bounds, the product not
+  CHECK(validate_shape(s).rfind("heads x head_dim", 0) == 0);
+  for (auto field : {&ModelShape::layers, &ModelShape::hidden, &ModelShape::ffn, &ModelShape::vocab, &ModelShape::context}) {
+    s = llama2_7b();
+    s.*field = 0xffffffffu;
+    CHECK_FALSE(validate_shape(s).empty());
+  }
+  // The largest published shapes pass.
+  s = llama2_7b();
+  s.layers = 126, s.hidden = 16384, s.heads = 128, s.kv_heads = 8, s.head_dim = 128, s.ffn = 53248, s.vocab = 262144,
+  s.context = 10'000'000;
+  CHECK(validate_shape(s).empty());
+}

@@ -1,5 +1,5 @@
 // AVX2 + FMA + F16C dot products (the `_avx2` column of quant/kernel_table.cpp). This file is
-// compiled with -mavx2 -mfma -mf16c and called only after __builtin_cpu_supports says so.
+// compiled with -mavx2 -mfma -mf16c and called only after cpu_features() says so.
 // Each kernel follows its `_ref` twin block for block: integer sums per Q8_0 block are exact,
 // only the order of the float accumulation differs. Block layouts: quant/blocks.hpp.
 #include <immintrin.h>

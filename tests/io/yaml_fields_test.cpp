@@ -1,0 +1,42 @@
+// FieldReader::id: the id rule, and an id long enough to have overflowed the stack of the
+// regex it replaced (issue 14) is an error like any other.
+#include <catch2/catch.hpp>
+
+#include "io/yaml_fields.hpp"
+
+using namespace trilemma;
+
+namespace {
+
+// The error of reading `id` from "id: <value>", or "" when it is accepted.
+std::string id_error(const std::string& value, const std::string& expected = "") {
+  auto doc = io::parse_yaml("id: '" + value + "'\n", "d.yaml");
+  REQUIRE(doc.ok());
+  io::YamlContext ctx("d.yaml");
+  io::FieldReader root(ctx, *doc, "");
+  root.id("id", expected);
+  return ctx.failed() ? ctx.error().to_string() : "";
+}
+
+}  // namespace
+
+TEST_CASE("io::FieldReader::id: lowercase words joined by hyphens or dots", "[io]") {
+  for (const std::string ok : {"raspberry-pi-5", "qwen2.5-0.5b", "a", "m4", "x1e-80-100"}) CHECK(id_error(ok).empty());
+  for (const std::string bad : {"", "Pi-5", "a--b", "-a", "a-", "a.", "a b", "a_b", "ü"}) {
+    CAPTURE(bad);
+    CHECK(id_error(bad).find("is not a lowercase hyphenated id") != std::string::npos);
+  }
+  CHECK(id_error("pi-5", "pi-4").find("does not match the file name 'pi-4'") != std::string::npos);
+}
+
+TEST_CASE("io::FieldReader::id: an 80 KB id is refused, not a crash", "[io]") {
+  std::string huge;
+  for (int i = 0; i < 40000; ++i) huge += "a-";
+  huge += "a";
+  const auto e = id_error(huge);
+  CHECK(e.find("d.yaml") == 0);
+  CHECK(e.find("at most 128 characters") != std::string::npos);
+  CHECK(e.size() < 400);  // the message quotes the start, not the whole id
+  CHECK_FALSE(id_error(std::string(128, 'a')).size());
+  CHECK(id_error(std::string(129, 'a')).size());
+}
