@@ -3,6 +3,7 @@
 // log-softmax is taken in double so the KL of near-identical distributions is not rounding.
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <new>
 #include <sstream>
@@ -35,6 +36,15 @@ double quantile(std::vector<double> v, double q) {  // nearest rank on the sorte
 Result<EvalReport> evaluate_impl(const EvalOptions& o) {
   if (o.context < 2) return make_error(ErrorKind::usage, "", "context", "must be >= 2 tokens");
   if (o.max_chunks < 0) return make_error(ErrorKind::usage, "", "max_chunks", "must be >= 0");
+  // A regular file of bounded size: /dev/urandom would be read until memory runs out.
+  constexpr std::uintmax_t k_max_text_bytes = std::uintmax_t(64) << 20;
+  std::error_code ec;
+  if (!std::filesystem::exists(o.text_path, ec)) return make_error(ErrorKind::io, o.text_path.string(), "", "no such file");
+  if (!std::filesystem::is_regular_file(o.text_path, ec))
+    return make_error(ErrorKind::input, o.text_path.string(), "", "not a regular file (an evaluation text is a file of text)");
+  if (const auto size = std::filesystem::file_size(o.text_path, ec); ec || size > k_max_text_bytes)
+    return make_error(ErrorKind::input, o.text_path.string(), "",
+                      "larger than 64 MiB: evaluate on an excerpt (perplexity settles within a few hundred KB)");
   std::ifstream in(o.text_path, std::ios::binary);
   if (!in) return make_error(ErrorKind::io, o.text_path.string(), "", "cannot read the text file");
   std::stringstream ss;

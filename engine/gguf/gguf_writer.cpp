@@ -1,6 +1,7 @@
 #include "engine/gguf/gguf_writer.hpp"
 
 #include <sys/stat.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -99,14 +100,23 @@ std::vector<std::byte> GgufWriter::to_bytes() const {
 }
 
 Status GgufWriter::write(const std::filesystem::path& path) const {
-  const std::string target = path.string();
-  std::string tmp = target + ".tmp.XXXXXX";
-  const int fd = mkstemp(tmp.data());
+  // A regular file is replaced atomically (temporary file, then rename); a symlink is followed
+  // to the file it names; a device or FIFO is written in place (replacing /dev/null would turn
+  // it into a regular file); a directory is refused.
+  std::error_code ec;
+  std::filesystem::path resolved = path;
+  if (std::filesystem::is_symlink(path, ec)) resolved = std::filesystem::weakly_canonical(path, ec);
+  const auto st = std::filesystem::status(resolved, ec);
+  if (std::filesystem::is_directory(st)) return make_error(ErrorKind::io, path.string(), "", "is a directory: give a file name");
+  const bool in_place = std::filesystem::exists(st) && !std::filesystem::is_regular_file(st);
+  const std::string target = resolved.string();
+  std::string tmp = in_place ? target : target + ".tmp.XXXXXX";
+  const int fd = in_place ? ::open(target.c_str(), O_WRONLY | O_TRUNC) : mkstemp(tmp.data());
   if (fd < 0) return make_error(ErrorKind::io, target, "", std::string("cannot create a temporary file: ") + std::strerror(errno));
   const auto fail = [&](const char* what) -> Status {
     const std::string reason = std::string(what) + ": " + std::strerror(errno);
     ::close(fd);
-    std::remove(tmp.c_str());
+    if (!in_place) std::remove(tmp.c_str());
     return make_error(ErrorKind::io, target, "", reason);
   };
   const auto write_all = [&](const std::byte* p, std::size_t n) {
@@ -126,6 +136,10 @@ Status GgufWriter::write(const std::filesystem::path& path) const {
     if (!write_all(t.data.data(), t.data.size())) return fail("write failed");
     const std::size_t pad = align_up(t.data.size(), m_alignment) - t.data.size();
     if (!write_all(zeros.data(), pad)) return fail("write failed");
+  }
+  if (in_place) {
+    if (::close(fd) != 0) return make_error(ErrorKind::io, target, "", std::string("close failed: ") + std::strerror(errno));
+    return Ok{};
   }
   if (::fsync(fd) != 0) return fail("fsync failed");
   if (::close(fd) != 0) {

@@ -177,7 +177,8 @@ GlobalFit fit_tables(const calibration::ObservationSet& set, const std::vector<s
       row->runtime_mib = mib;
       handles.push_back({name, nullptr, &row->runtime_mib, memory_devices[key]});
     } else {
-      std::erase_if(row->runtime_by_engine, [&](const auto& e) { return e.first == key.second; });
+      const std::string engine = key.second;  // clang 14 cannot capture a structured binding
+      std::erase_if(row->runtime_by_engine, [&](const auto& e) { return e.first == engine; });
       row->runtime_by_engine.emplace_back(key.second, mib);
       handles.push_back({name + "." + key.second, nullptr, &row->runtime_by_engine.back().second, memory_devices[key]});
     }

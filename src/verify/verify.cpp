@@ -11,8 +11,6 @@
 namespace trilemma::verify {
 namespace {
 
-constexpr double k_mib = 1048576.0;
-
 DeploymentConfig engine_config(const RunPoint& p, std::uint32_t prompt_tokens) {
   DeploymentConfig c = p.config;
   c.prompt = prompt_tokens;
@@ -51,7 +49,6 @@ models::Model engine_model(const models::Model& base, TensorType engine_weights)
 }
 
 namespace {
-
 WeightFormat format_of(TensorType engine_weights) {
   for (const auto& row : weight_formats())
     if (row.engine_type == engine_weights) return row.format;

@@ -339,3 +339,30 @@ TEST_CASE("cli run: a system that will not start the threads asked for runs with
   CHECK(r.code == 0);
   CHECK(r.out.find("\"threads\": 64") == std::string::npos);
 }
+
+TEST_CASE("cli export/plan --out: a device stays a device, a symlink stays a link (issue 14)", "[cli]") {
+  const auto dir = std::filesystem::temp_directory_path() / ("trilemma-cli-out-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  if (std::filesystem::exists("/dev/null")) {
+    CHECK(run("export --synthetic stories260k --weights q8_0 --out /dev/null").code == 0);
+    CHECK(std::filesystem::is_character_file("/dev/null"));
+    CHECK(run("plan -m llama-3.2-1b -d apple-m2 -s memory --out /dev/null").code == 0);
+    CHECK(std::filesystem::is_character_file("/dev/null"));
+  }
+  const auto target = dir / "model.gguf", link = dir / "link.gguf";
+  std::ofstream(target) << "old";
+  std::filesystem::create_symlink(target, link);
+  CHECK(run("export --synthetic stories260k --weights q8_0 --out " + link.string()).code == 0);
+  CHECK(std::filesystem::is_symlink(link));
+  CHECK(std::filesystem::file_size(target) > 1000);
+  const auto r = run("plan -m llama-3.2-1b -d apple-m2 -s memory --out " + dir.string(), true);
+  CHECK(r.code == 5);
+  CHECK(r.out.find("is a directory") != std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("cli eval: a text that is not a regular file is refused, not read forever (issue 14)", "[cli]") {
+  const auto r = run("eval --synthetic stories260k --text /dev/urandom --max-chunks 1", true);
+  CHECK(r.code == 3);
+  CHECK(r.out.find("not a regular file") != std::string::npos);
+}
