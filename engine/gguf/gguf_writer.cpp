@@ -110,8 +110,10 @@ Status GgufWriter::write(const std::filesystem::path& path) const {
   if (std::filesystem::is_directory(st)) return make_error(ErrorKind::io, path.string(), "", "is a directory: give a file name");
   const bool in_place = std::filesystem::exists(st) && !std::filesystem::is_regular_file(st);
   const std::string target = resolved.string();
-  std::string tmp = in_place ? target : target + ".tmp.XXXXXX";
-  const int fd = in_place ? ::open(target.c_str(), O_WRONLY | O_TRUNC) : mkstemp(tmp.data());
+  // `<target>.tmp.<pid>`, the name every trilemma output uses while it is written, so a signal
+  // handler that knows the target can remove it (cli/signal_cleanup.hpp).
+  const std::string tmp = in_place ? target : target + ".tmp." + std::to_string(::getpid());
+  const int fd = ::open(tmp.c_str(), in_place ? (O_WRONLY | O_TRUNC) : (O_WRONLY | O_CREAT | O_TRUNC), 0644);
   if (fd < 0) return make_error(ErrorKind::io, target, "", std::string("cannot create a temporary file: ") + std::strerror(errno));
   const auto fail = [&](const char* what) -> Status {
     const std::string reason = std::string(what) + ": " + std::strerror(errno);
@@ -146,8 +148,6 @@ Status GgufWriter::write(const std::filesystem::path& path) const {
     std::remove(tmp.c_str());
     return make_error(ErrorKind::io, target, "", std::string("close failed: ") + std::strerror(errno));
   }
-  // mkstemp creates 0600; give the output the usual permissions.
-  ::chmod(tmp.c_str(), 0644);
   if (std::rename(tmp.c_str(), target.c_str()) != 0) {
     const std::string reason = std::strerror(errno);
     std::remove(tmp.c_str());

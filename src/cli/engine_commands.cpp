@@ -3,11 +3,13 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/format.hpp"
+#include "cli/signal_cleanup.hpp"
 #include "engine/engine.hpp"
 #include "io/atomic_write.hpp"
 #include "models/catalog.hpp"
@@ -118,12 +120,47 @@ struct RunFlags {
   int threads = 0, steps = 64;
   float temperature = 0, top_p = 1;
   std::uint64_t seed = 42;
-  bool scalar = false, as_json = false, quiet = false;
+  bool scalar = false, as_json = false, quiet = false, force = false;
 };
+
+// MemAvailable of /proc/meminfo, bytes; nullopt where there is none.
+std::optional<double> available_memory_bytes() {
+  std::ifstream in("/proc/meminfo");
+  std::string key, unit;
+  double kb = 0;
+  while (in >> key >> kb >> unit)
+    if (key == "MemAvailable:") return kb * 1024.0;
+  return std::nullopt;
+}
+
+// The weights a run will hold before it loads them: a synthetic shape at its weights type, or
+// a file's bytes (mapped, then touched) plus a converted copy when --weights asks for one. A
+// lower bound: KV and scratch come on top.
+double weights_to_hold(const engine::GenerateOptions& o) {
+  if (o.synthetic_shape) {
+    const TensorType t = o.weights.value_or(TensorType::f32);
+    const auto c = count_parameters(*o.synthetic_shape);
+    return c.total() * bits_per_element(t) / 8.0;
+  }
+  std::error_code ec;
+  const double file = o.model_path ? double(std::filesystem::file_size(*o.model_path, ec)) : 0.0;
+  if (ec) return 0;
+  // A conversion keeps the file mapped and adds the converted copy (at most the file again).
+  return o.weights ? 2 * file : file;
+}
 
 int run_generate(const RunFlags& f) {
   engine::GenerateOptions o;
   if (auto s = set_source(o, f.model, f.synthetic, f.tokenizer, f.weights); !s.ok()) return report_error(s.error());
+  // Refuse up front what cannot fit: loading an 8B f32 model on a 16 GB machine ends with the
+  // kernel killing the process (issue 14).
+  if (const auto available = available_memory_bytes(); available && !f.force) {
+    const double need = weights_to_hold(o);
+    if (need > *available)
+      return report_error(make_error(ErrorKind::infeasible, f.synthetic.empty() ? f.model : f.synthetic, "memory",
+                                     "the weights alone need " + gib(need) + ", this machine has " + gib(*available) +
+                                         " available: pick smaller weights (--weights q4_0), or --force to try anyway"));
+  }
   if (f.steps < 0 || f.threads < 0 || f.temperature < 0 || !(f.top_p > 0 && f.top_p <= 1))
     return report_error(make_error(ErrorKind::usage, "", "", "--steps, --threads, --temperature must be >= 0 and --top-p in (0, 1]"));
   o.threads = f.threads;
@@ -247,6 +284,7 @@ int run_export(const ExportFlags& f) {
   o.weights = *w;
   o.output = f.out;
   o.threads = f.threads;
+  const RemoveTempOnSignal cleanup(f.out);
   auto r = engine::export_gguf(o);
   if (!r.ok()) return report_error(r.error());
   if (f.as_json) {
@@ -352,6 +390,7 @@ void add_engine_commands(CLI::App& app, Handler& handler) {
   run->add_option("--draft-len", r.draft_len, "tokens drafted per target pass")->capture_default_str();
   run->add_flag("--baseline", r.baseline, "also run plain decoding and report the measured speed-up");
   run->add_flag("--quiet", r.quiet, "do not stream the text");
+  run->add_flag("--force", r.force, "load the model even when its weights exceed the available memory");
   run->add_flag("--json", r.as_json, "JSON report (docs/json-schemas.md#run)");
   run->callback([&] { handler = [] { return run_generate(r); }; });
 

@@ -22,6 +22,19 @@ using trilemma::testing::Run;
 // Runs the binary with `args`; stderr is merged into the output when `with_stderr`.
 Run run(const std::string& args, bool with_stderr = false) { return trilemma::testing::run_trilemma(args, with_stderr); }
 
+// A directory of its own for a test's files, removed when the test ends (pass or fail).
+struct TempDir {
+  std::filesystem::path path;
+  explicit TempDir(const std::string& name)
+      : path(std::filesystem::temp_directory_path() / ("trilemma-cli-" + name + "-" + std::to_string(::getpid()))) {
+    std::filesystem::create_directories(path);
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path, ignored);
+  }
+};
+
 std::filesystem::path golden(const std::string& name) {
   return std::filesystem::path(TRILEMMA_SOURCE_DIR) / "tests/cli/golden" / name;
 }
@@ -200,8 +213,8 @@ std::string bench_line(const std::string& type, std::uint32_t pp, std::uint32_t 
 }  // namespace
 
 TEST_CASE("cli calibrate: a board's llama-bench results give a calibrated profile; bad input exits 3", "[cli]") {
-  const auto dir = std::filesystem::temp_directory_path() / ("trilemma-cli-calibrate-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
+  const TempDir tmp("calibrate");
+  const auto& dir = tmp.path;
   auto write = [&](const std::string& name, const std::string& text) {
     std::ofstream(dir / name) << text;
     return (dir / name).string();
@@ -267,12 +280,11 @@ TEST_CASE("cli calibrate: a board's llama-bench results give a calibrated profil
   CHECK(calibrate("--device raspberry-pi-5").code == 2);
   CHECK(calibrate("--device raspberry-pi-5 --from /nonexistent.json").code == 2);
   CHECK(calibrate("--device nope --from " + good).code == 3);
-  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("cli: a GGUF whose key_length is beyond any model is refused, not read (issue 14)", "[cli]") {
-  const auto dir = std::filesystem::temp_directory_path() / ("trilemma-cli-keylen-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
+  const TempDir tmp("keylen");
+  const auto& dir = tmp.path;
   const auto file = (dir / "tiny.gguf").string();
   REQUIRE(run("export --synthetic stories260k --weights f32 --out " + file).code == 0);
   // Patch llama.attention.key_length (a uint32 after its key and type) to 1073741832.
@@ -294,11 +306,11 @@ TEST_CASE("cli: a GGUF whose key_length is beyond any model is refused, not read
   CHECK(inspect.out.find("head_dim: 1073741832 is beyond any model") != std::string::npos);
   CHECK(run("run --model " + file + " --steps 2 --quiet").code == 3);
   CHECK(run("plan -m " + file + " -d apple-m2").code == 3);
-  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("cli: hostile JSON numbers and types are exit 3 or ignored, never exit 70 (issue 14)", "[cli]") {
-  const auto dir = std::filesystem::temp_directory_path() / ("trilemma-cli-json-" + std::to_string(::getpid()));
+  const TempDir tmp("json");
+  const auto& dir = tmp.path;
   std::filesystem::create_directories(dir / "m");
   {
     std::ofstream(dir / "m" / "config.json") << R"({"num_hidden_layers": 2, "hidden_size": 1e400, "num_attention_heads": 8,
@@ -318,7 +330,6 @@ TEST_CASE("cli: hostile JSON numbers and types are exit 3 or ignored, never exit
   std::ofstream(dir / "plan.json") << doc;
   const auto emit = run("emit --plan " + (dir / "plan.json").string() + " --format llama.cpp", true);
   CHECK(emit.code == 0);
-  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("cli: output nobody received, and thread counts no machine has (issue 14)", "[cli]") {
@@ -341,8 +352,8 @@ TEST_CASE("cli run: a system that will not start the threads asked for runs with
 }
 
 TEST_CASE("cli export/plan --out: a device stays a device, a symlink stays a link (issue 14)", "[cli]") {
-  const auto dir = std::filesystem::temp_directory_path() / ("trilemma-cli-out-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
+  const TempDir tmp("out");
+  const auto& dir = tmp.path;
   if (std::filesystem::exists("/dev/null")) {
     CHECK(run("export --synthetic stories260k --weights q8_0 --out /dev/null").code == 0);
     CHECK(std::filesystem::is_character_file("/dev/null"));
@@ -358,11 +369,66 @@ TEST_CASE("cli export/plan --out: a device stays a device, a symlink stays a lin
   const auto r = run("plan -m llama-3.2-1b -d apple-m2 -s memory --out " + dir.string(), true);
   CHECK(r.code == 5);
   CHECK(r.out.find("is a directory") != std::string::npos);
-  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("cli eval: a text that is not a regular file is refused, not read forever (issue 14)", "[cli]") {
   const auto r = run("eval --synthetic stories260k --text /dev/urandom --max-chunks 1", true);
   CHECK(r.code == 3);
   CHECK(r.out.find("not a regular file") != std::string::npos);
+}
+
+TEST_CASE("cli run: weights larger than the available memory are refused before loading (issue 14)", "[cli]") {
+  // A Llama-3.1-405B-sized shape: 1.6 TB of f32, beyond any test machine.
+  const TempDir tmp("big");
+  const auto& dir = tmp.path;
+  const auto yaml = dir / "huge-405b.yaml";
+  std::ofstream(yaml) << "id: huge-405b\nname: huge\npublisher: test\narchitecture: llama\ntokenizer_family: llama3\n"
+                         "shape: {layers: 126, hidden: 16384, heads: 128, kv_heads: 8, head_dim: 128, ffn: 53248, vocab: 128256,\n"
+                         "  tied_embeddings: false, context: 131072, rope_theta: 500000, rope_layout: adjacent, attention_bias: false, ffn_gated: true}\n"
+                         "params: {published_total: 4.05e+11, source: test}\nsources: [{fields: [shape], url: test}]\n";
+  if (!std::filesystem::exists("/proc/meminfo")) {
+    WARN("skipped: no /proc/meminfo, so run cannot know the available memory");
+    return;
+  }
+  const auto r = run("run --synthetic " + yaml.string() + " --steps 1 --quiet", true);
+  CHECK(r.code == 4);
+  CHECK(r.out.find("the weights alone need") != std::string::npos);
+  CHECK(r.out.find("--force") != std::string::npos);
+}
+
+TEST_CASE("cli export: SIGINT while writing leaves no temporary file (issue 14)", "[cli]") {
+  const TempDir tmp("sig");
+  const auto& dir = tmp.path;
+  const std::string out = (dir / "m.gguf").string();
+  // Start an export of ~700 MB, wait until its temporary file exists, interrupt it.
+  const std::string script = std::string(TRILEMMA_BINARY) + " export --synthetic smollm2-360m --weights f16 --out " + out +
+                             " >/dev/null 2>&1 & pid=$!; for i in $(seq 1 600); do ls " + out +
+                             ".tmp.* >/dev/null 2>&1 && break; sleep 0.05; done; kill -INT $pid; wait $pid; echo status=$?";
+  const auto r = trilemma::testing::run_command("bash -c '" + script + "'");
+  INFO(r.out);
+  CHECK(r.out.find("status=130") != std::string::npos);  // 128 + SIGINT: ended by the signal
+  std::string left;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) left += e.path().string() + " ";
+  CHECK(left.empty());
+}
+
+TEST_CASE("cli verify: SIGTERM ends the engine child too (issue 14)", "[cli]") {
+  const TempDir tmp("term");
+  const auto& dir = tmp.path;
+  const auto host = dir / "host.yaml";
+  std::ofstream(host) << "id: host\nname: t\nvendor: t\nclass: desktop\nmemory: {ram_options_gib: [16], default_ram_gib: 16, "
+                         "unified: true, type: test, peak_bandwidth_gbps: 20, bandwidth_basis: measured, os_reserve_gib: 2}\n"
+                         "cpu: {isa: x86-64, clusters: [{kind: performance, cores: 2, core: test, clock_ghz: 2, fp32_flops_per_cycle: 16}]}\n"
+                         "backends: [cpu]\nsources: [{fields: [memory, cpu], basis: test}]\n";
+  // Wait for verify's first engine child, stop verify, then look at the child: gone, or a
+  // zombie (dead; in a container whose init does not reap, nobody collects it).
+  const std::string script = "TRILEMMA_HOST_PROFILE=" + host.string() + " " + TRILEMMA_BINARY +
+                             " verify --model smollm2-360m --weights q8_0 --runs 5 --decode-tokens 64 >/dev/null 2>&1 & pid=$!; "
+                             "child=; for i in $(seq 1 400); do child=$(pgrep -P $pid | head -1); [ -n \"$child\" ] && break; sleep 0.05; done; "
+                             "[ -n \"$child\" ] || { echo no-child; exit 0; }; kill -TERM $pid; wait $pid; sleep 1; "
+                             "echo state=$(ps -o stat= -p $child | cut -c1)";
+  const auto r = trilemma::testing::run_command("bash -c '" + script + "'");
+  INFO(r.out);
+  REQUIRE(r.out.find("no-child") == std::string::npos);
+  CHECK((r.out.find("state=Z") != std::string::npos || r.out.find("state=\n") != std::string::npos));
 }
