@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <queue>
 
 #include "engine/gguf/mapped_file.hpp"
 
@@ -131,6 +132,59 @@ Tokenizer Tokenizer::synthetic(int vocab) {
   return from_pieces(std::move(pieces), std::move(scores), {}, 1, 2);
 }
 
+// run.c's rule: merge the best-scoring adjacent pair (the leftmost among equals) until no pair
+// merges. run.c rescans every pair after each merge (quadratic: 80 KB of text took minutes);
+// here the symbols are a linked list and the candidate pairs a heap ordered by score, then
+// position, so each merge costs a log. A popped pair whose symbols changed since it was
+// pushed is stale and skipped.
+void Tokenizer::merge_pairs(std::vector<int>& tokens, std::size_t first) const {
+  const std::size_t n = tokens.size() - first;
+  if (n < 2) return;
+  struct Symbol {
+    int id;
+    std::ptrdiff_t prev, next;  // -1 at the ends
+    std::uint32_t version = 0;
+  };
+  std::vector<Symbol> sym(n);
+  for (std::size_t i = 0; i < n; ++i) sym[i] = {tokens[first + i], std::ptrdiff_t(i) - 1, i + 1 < n ? std::ptrdiff_t(i + 1) : -1};
+  struct Candidate {
+    float score;
+    std::size_t left, right;
+    std::uint32_t left_version, right_version;
+    int id;
+    bool operator<(const Candidate& o) const {  // the heap's top: highest score, then leftmost
+      return score != o.score ? score < o.score : left > o.left;
+    }
+  };
+  std::priority_queue<Candidate> heap;
+  std::string merged;
+  auto push = [&](std::ptrdiff_t l, std::ptrdiff_t r) {
+    if (l < 0 || r < 0) return;
+    merged = m_pieces[std::size_t(sym[std::size_t(l)].id)];
+    merged += m_pieces[std::size_t(sym[std::size_t(r)].id)];
+    if (const int id = lookup(merged); id >= 0)
+      heap.push({m_scores[std::size_t(id)], std::size_t(l), std::size_t(r), sym[std::size_t(l)].version, sym[std::size_t(r)].version, id});
+  };
+  for (std::size_t i = 0; i + 1 < n; ++i) push(std::ptrdiff_t(i), std::ptrdiff_t(i + 1));
+  constexpr std::uint32_t k_dead = 0xffffffffu;
+  while (!heap.empty()) {
+    const Candidate c = heap.top();
+    heap.pop();
+    Symbol &l = sym[c.left], &r = sym[c.right];
+    if (l.version != c.left_version || r.version != c.right_version || l.next != std::ptrdiff_t(c.right)) continue;
+    l.id = c.id;
+    l.version += 1;
+    r.version = k_dead;
+    l.next = r.next;
+    if (r.next >= 0) sym[std::size_t(r.next)].prev = std::ptrdiff_t(c.left);
+    push(l.prev, std::ptrdiff_t(c.left));
+    push(std::ptrdiff_t(c.left), l.next);
+  }
+  std::size_t out = first;
+  for (std::ptrdiff_t i = 0; i >= 0; i = sym[std::size_t(i)].next) tokens[out++] = sym[std::size_t(i)].id;
+  tokens.resize(out);
+}
+
 std::vector<int> Tokenizer::encode(std::string_view text, bool bos, bool eos) const {
   std::vector<int> tokens;
   if (bos) tokens.push_back(m_bos);
@@ -155,26 +209,7 @@ std::vector<int> Tokenizer::encode(std::string_view text, bool bos, bool eos) co
     }
     i += len;
   }
-  // Merge the best-scoring adjacent pair until none merges (run.c's loop).
-  std::string merged;
-  for (;;) {
-    float best_score = -1e10f;
-    int best_id = -1;
-    std::size_t best_at = 0;
-    for (std::size_t i = first; i + 1 < tokens.size(); ++i) {
-      merged = m_pieces[std::size_t(tokens[i])];
-      merged += m_pieces[std::size_t(tokens[i + 1])];
-      const int id = lookup(merged);
-      if (id >= 0 && m_scores[std::size_t(id)] > best_score) {
-        best_score = m_scores[std::size_t(id)];
-        best_id = id;
-        best_at = i;
-      }
-    }
-    if (best_id < 0) break;
-    tokens[best_at] = best_id;
-    tokens.erase(tokens.begin() + std::ptrdiff_t(best_at) + 1);
-  }
+  merge_pairs(tokens, first);
   if (eos) tokens.push_back(m_eos);
   return tokens;
 }

@@ -47,6 +47,8 @@ class Tokenizer {
  private:
   void index();
   int lookup(std::string_view piece) const;
+  // Merges tokens[first, end) in place by run.c's rule (best score first, leftmost on ties).
+  void merge_pairs(std::vector<int>& tokens, std::size_t first) const;
 
   std::vector<std::string> m_pieces;
   std::vector<float> m_scores;

@@ -111,6 +111,56 @@ TEST_CASE("engine::Tokenizer: byte fallback and merges", "[engine]") {
   CHECK(t.encode("", true, false) == std::vector<int>{1});
 }
 
+namespace {
+
+// run.c's merge loop as written there (rescan every pair after each merge): the reference the
+// heap-based merge is checked against.
+std::vector<int> reference_encode(const std::vector<std::string>& pieces, const std::vector<float>& scores, const std::string& text) {
+  auto id_of = [&](const std::string& p) {
+    for (std::size_t i = 0; i < pieces.size(); ++i)
+      if (pieces[i] == p) return int(i);
+    return -1;
+  };
+  std::vector<int> tokens;
+  if (!text.empty()) tokens.push_back(id_of(" "));
+  for (char c : text) tokens.push_back(id_of(std::string(1, c)));
+  for (;;) {
+    float best = -1e10f;
+    int best_id = -1;
+    std::size_t at = 0;
+    for (std::size_t i = 0; i + 1 < tokens.size(); ++i) {
+      const int id = id_of(pieces[std::size_t(tokens[i])] + pieces[std::size_t(tokens[i + 1])]);
+      if (id >= 0 && scores[std::size_t(id)] > best) best = scores[std::size_t(id)], best_id = id, at = i;
+    }
+    if (best_id < 0) return tokens;
+    tokens[at] = best_id;
+    tokens.erase(tokens.begin() + std::ptrdiff_t(at) + 1);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("engine::Tokenizer: the heap merge equals run.c's rescanning loop, ties included", "[engine]") {
+  // Letters a-c, every pair and some triples, with repeated scores so ties are common.
+  std::vector<std::string> pieces = {"<unk>", "<s>", "</s>", " ", "a", "b", "c"};
+  for (const char* p : {"ab", "ba", "aa", "bc", "cb", "cc", " a", " b", "aab", "abc", "bab", "cca", " ab", "abab", "cc c"})
+    pieces.push_back(p);
+  std::vector<float> scores(pieces.size(), 0.0f);
+  for (std::size_t i = 7; i < pieces.size(); ++i) scores[i] = float((i * 7) % 5);  // 0..4, many equal
+  const Tokenizer t = Tokenizer::from_pieces(pieces, scores, {}, 1, 2);
+  std::uint64_t state = 12345;
+  for (int trial = 0; trial < 300; ++trial) {
+    std::string text;
+    const int len = int(state % 40);
+    for (int i = 0; i < len; ++i) {
+      state = state * 6364136223846793005ull + 1442695040888963407ull;
+      text += "abc"[(state >> 33) % 3];
+    }
+    CAPTURE(text);
+    CHECK(t.encode(text, false, false) == reference_encode(pieces, scores, text));
+  }
+}
+
 TEST_CASE("engine::Transformer: NeoX RoPE on half-split weights equals adjacent RoPE", "[engine]") {
   // Rotating pairs (i, i + d/2) of a head whose q/k rows were permuted from the adjacent
   // order (2i, 2i+1) gives the same q.k products, so the logits must agree.
