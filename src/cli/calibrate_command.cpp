@@ -11,6 +11,7 @@
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/format.hpp"
+#include "cli/validators.hpp"
 #include "devices/device_db.hpp"
 #include "devices/device_loader.hpp"
 #include "io/atomic_write.hpp"
@@ -176,9 +177,9 @@ void add_calibrate_command(CLI::App& app, Handler& handler) {
   cmd->add_option("--model,-m", f.model, "catalog model every result is of (when the results do not say unambiguously)");
   cmd->add_option("--out,-o", f.out, "calibrated device profile to write (default: the host profile for host, else ID-calibrated.yaml)");
   cmd->add_flag("--skip-unmatched", f.skip_unmatched, "fit the matched results and list the others, instead of failing");
-  cmd->add_option("--tol-decode", f.tol.decode, "relative tolerance of decode tok/s")->capture_default_str();
-  cmd->add_option("--tol-ttft", f.tol.ttft, "relative tolerance of TTFT and prefill tok/s")->capture_default_str();
-  cmd->add_option("--tol-memory", f.tol.memory, "relative tolerance of peak memory")->capture_default_str();
+  cmd->add_option("--tol-decode", f.tol.decode, "relative tolerance of decode tok/s")->capture_default_str()->check(finite_positive());
+  cmd->add_option("--tol-ttft", f.tol.ttft, "relative tolerance of TTFT and prefill tok/s")->capture_default_str()->check(finite_positive());
+  cmd->add_option("--tol-memory", f.tol.memory, "relative tolerance of peak memory")->capture_default_str()->check(finite_positive());
   cmd->add_flag("--json", f.as_json, "JSON report (docs/json-schemas.md#calibrate)");
   cmd->callback([&] { handler = [] { return run_calibrate(f); }; });
 }

@@ -6,6 +6,7 @@
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/format.hpp"
+#include "cli/validators.hpp"
 #include "devices/device_db.hpp"
 #include "emitters/emitter.hpp"
 #include "io/atomic_write.hpp"
@@ -193,26 +194,29 @@ void add_plan_command(CLI::App& app, Handler& handler) {
   cmd->add_option("--model,-m", f.model, "catalog id, .gguf file or config.json")->required();
   cmd->add_option("--device,-d", f.device, "device id, device YAML, or host")->required();
   cmd->add_option("--scenario,-s", f.scenario, "latency | memory | accuracy | profile.yaml")->capture_default_str();
-  cmd->add_option("--context", f.context, "context length in tokens (default: the scenario's)");
-  cmd->add_option("--prompt", f.prompt, "prompt tokens for TTFT (default: the scenario's)");
-  cmd->add_option("--ram-gib", f.ram_gib, "plan for this RAM size of the device (default: its default_ram_gib)");
-  cmd->add_option("--max-memory-gib", f.max_memory_gib, "budget: peak memory");
-  cmd->add_option("--min-tok-s", f.min_tok_s, "budget: decode tokens per second");
-  cmd->add_option("--max-ttft-ms", f.max_ttft_ms, "budget: time to first token");
-  cmd->add_option("--max-loss-points", f.max_loss_points, "budget: benchmark points lost to quantization");
+  const auto finite_positive = cli::finite_positive();
+  cmd->add_option("--context", f.context, "context length in tokens (default: the scenario's)")
+      ->check(CLI::Range(1u, k_max_context));
+  cmd->add_option("--prompt", f.prompt, "prompt tokens for TTFT (default: the scenario's)")->check(CLI::Range(1u, k_max_context));
+  cmd->add_option("--ram-gib", f.ram_gib, "plan for this RAM size of the device (default: its default_ram_gib)")->check(finite_positive);
+  cmd->add_option("--max-memory-gib", f.max_memory_gib, "budget: peak memory")->check(finite_positive);
+  cmd->add_option("--min-tok-s", f.min_tok_s, "budget: decode tokens per second")->check(finite_positive);
+  cmd->add_option("--max-ttft-ms", f.max_ttft_ms, "budget: time to first token")->check(finite_positive);
+  cmd->add_option("--max-loss-points", f.max_loss_points, "budget: benchmark points lost to quantization")
+      ->check(CLI::Range(0.0, 100.0));
   cmd->add_option("--weights", f.weights, "pin the weight format (f16, q8_0, q4_k_m, q4_0, int3, ...)");
   cmd->add_option("--kv", f.kv, "pin the KV format (f32, f16, q8_0, q4_0)");
   cmd->add_option("--kv-strategy", f.kv_strategy, "pin the KV strategy (contiguous, paged, sliding, offload)");
-  cmd->add_option("--window", f.window, "sliding window positions (implies --kv-strategy sliding)");
+  cmd->add_option("--window", f.window, "sliding window positions (implies --kv-strategy sliding)")->check(CLI::Range(1u, k_max_context));
   cmd->add_option("--sinks", f.sinks, "sink tokens kept with a sliding window (default 4)");
   cmd->add_option("--kv-resident", f.kv_resident, "share of the KV kept in fast memory (implies offload)");
   cmd->add_option("--backend", f.backend, "pin the backend (" + backend_names() + ")");
-  cmd->add_option("--threads", f.threads, "pin the CPU thread count")->check(CLI::Range(0, 1024));
+  cmd->add_option("--threads", f.threads, "pin the CPU thread count")->check(CLI::Range(0u, k_max_threads));
   cmd->add_flag("--no-speculative", f.no_speculative, "plain decoding only");
   cmd->add_flag("--speculative", f.speculative, "speculative decoding only");
   cmd->add_option("--draft", f.draft, "pin the draft source: model, self, layers");
   cmd->add_option("--draft-model", f.draft_model, "pin the draft model (catalog id, same tokenizer)");
-  cmd->add_option("--draft-len", f.draft_len, "pin the draft length g");
+  cmd->add_option("--draft-len", f.draft_len, "pin the draft length g")->check(CLI::Range(1u, k_max_draft_len));
   cmd->add_option("--front", f.front, "Pareto-front rows to print")->capture_default_str();
   cmd->add_option("--out", f.out, "also write the plan document (JSON) to this file");
   cmd->add_option("--emit", f.emit, "write --out in this format instead: " + emitters::emitter_names());

@@ -17,6 +17,7 @@
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/format.hpp"
+#include "cli/validators.hpp"
 #include "devices/device_db.hpp"
 #include "devices/device_loader.hpp"
 #include "io/atomic_write.hpp"
@@ -350,12 +351,12 @@ void add_verify_command(CLI::App& app, Handler& handler) {
   cmd->add_option("--weights", f.weights, "weight format to run (engine formats: f32 f16 bf16 q8_0 q4_0 int3 int2)");
   cmd->add_option("--threads", f.threads, "threads (default: the plan's, at most this machine's cores)")->check(CLI::Range(0, 1024));
   cmd->add_option("--device", f.device, "host profile to predict with and calibrate (default: host)")->capture_default_str();
-  cmd->add_option("--runs", f.runs, "measured runs per configuration, after one warm-up")->capture_default_str();
-  cmd->add_option("--prompt-tokens", f.prompt_tokens, "prompt length")->capture_default_str();
-  cmd->add_option("--decode-tokens", f.decode_tokens, "tokens generated per run")->capture_default_str();
-  cmd->add_option("--tol-decode", f.tol.decode, "relative tolerance of decode tok/s")->capture_default_str();
-  cmd->add_option("--tol-ttft", f.tol.ttft, "relative tolerance of TTFT")->capture_default_str();
-  cmd->add_option("--tol-memory", f.tol.memory, "relative tolerance of peak memory")->capture_default_str();
+  cmd->add_option("--runs", f.runs, "measured runs per configuration, after one warm-up")->capture_default_str()->check(CLI::Range(1, 1000));
+  cmd->add_option("--prompt-tokens", f.prompt_tokens, "prompt length")->capture_default_str()->check(CLI::Range(1u, k_max_context));
+  cmd->add_option("--decode-tokens", f.decode_tokens, "tokens generated per run")->capture_default_str()->check(CLI::Range(1u, k_max_context));
+  cmd->add_option("--tol-decode", f.tol.decode, "relative tolerance of decode tok/s")->capture_default_str()->check(finite_positive());
+  cmd->add_option("--tol-ttft", f.tol.ttft, "relative tolerance of TTFT")->capture_default_str()->check(finite_positive());
+  cmd->add_option("--tol-memory", f.tol.memory, "relative tolerance of peak memory")->capture_default_str()->check(finite_positive());
   cmd->add_flag("--grid", f.grid, "weights f16/q8_0/q4_0 x KV f16/q8_0/q4_0 x contexts x speculative off/self");
   cmd->add_option("--contexts", f.contexts, "grid contexts (prompt + decode tokens)")->delimiter(',')->capture_default_str();
   cmd->add_flag("--calibrate", f.calibrate, "fit the host's derating factors and write them to its profile");

@@ -99,7 +99,6 @@ Result<DeploymentConfig> config_from_json(const json& j, const std::string& file
   c.speculative.kind = *kind;
   if (c.speculative.on()) {
     TRILEMMA_TRY(len, uint(sp, "draft_len", at));
-    if (len == 0 || len > 64) return bad(file, at + ".draft_len", "must be in 1..64");
     c.speculative.draft_len = len;
     if (*kind == DraftKind::model) {
       if (!sp.contains("draft_model") || !sp["draft_model"].is_string()) return bad(file, at + ".draft_model", "missing");
@@ -115,6 +114,9 @@ Result<DeploymentConfig> config_from_json(const json& j, const std::string& file
       c.speculative.draft_layers = layers;
     }
   }
+  // The same rules as plan's pins (types/deployment.hpp).
+  if (const std::string problem = validate_config(c); !problem.empty())
+    return bad(file, where + "." + problem.substr(0, problem.find(':')), problem.substr(problem.find(':') + 2));
   return c;
 }
 

@@ -68,4 +68,21 @@ std::string describe(const DeploymentConfig& c) {
   return s;
 }
 
+std::string validate_config(const DeploymentConfig& c) {
+  if (c.context == 0 || c.context > k_max_context) return "context: must be in 1.." + std::to_string(k_max_context);
+  if (c.prompt > c.context) return "prompt: " + std::to_string(c.prompt) + " tokens do not fit the context of " + std::to_string(c.context);
+  if (c.prompt_depth > c.context - c.prompt) return "prompt_depth: the cache and the prompt exceed the context";
+  if (c.threads > k_max_threads) return "threads: at most " + std::to_string(k_max_threads);
+  if (c.kv_strategy == KvStrategy::sliding && c.window == 0) return "window: a sliding window keeps at least 1 position";
+  if (c.kv_strategy == KvStrategy::offload && !(c.kv_resident_fraction > 0 && c.kv_resident_fraction <= 1))
+    return "kv_resident_fraction: must be in (0, 1]";
+  const auto& s = c.speculative;
+  if (s.on()) {
+    if (s.draft_len == 0 || s.draft_len > k_max_draft_len) return "speculative.draft_len: must be in 1.." + std::to_string(k_max_draft_len);
+    if (s.kind == DraftKind::layers && s.draft_layers == 0) return "speculative.draft_layers: must be >= 1";
+    if (s.kind == DraftKind::model && s.draft_model.empty()) return "speculative.draft_model: required for a model draft";
+  }
+  return {};
+}
+
 }  // namespace trilemma

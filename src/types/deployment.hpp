@@ -77,4 +77,11 @@ struct DeploymentConfig {
 // "q4_k_m / kv q8_0 sliding 2048+4 / spec model:llama-3.2-1b g4 / cpu x4"
 std::string describe(const DeploymentConfig& config);
 
+// The one validation of a configuration, for every command that reads one (plan's pins, a plan
+// document that emit, export or verify read back): "" when it can run, else "field: problem".
+std::string validate_config(const DeploymentConfig& config);
+
+// Limits validate_config applies, for the flags that set the same fields.
+inline constexpr std::uint32_t k_max_threads = 1024, k_max_draft_len = 32, k_max_context = 1u << 24;
+
 }  // namespace trilemma

@@ -432,3 +432,25 @@ TEST_CASE("cli verify: SIGTERM ends the engine child too (issue 14)", "[cli]") {
   REQUIRE(r.out.find("no-child") == std::string::npos);
   CHECK((r.out.find("state=Z") != std::string::npos || r.out.find("state=\n") != std::string::npos));
 }
+
+TEST_CASE("cli: one validation of a configuration, for plan's pins and for plan documents read back (issue 14)", "[cli]") {
+  for (const std::string bad : {"--window 0", "--draft-len 0", "--ram-gib inf", "--min-tok-s nan", "--max-ttft-ms -5",
+                                "--context 4294967295", "--threads 100000", "--prompt 0"}) {
+    CAPTURE(bad);
+    CHECK(run("plan -m llama-3.2-1b -d apple-m2 " + bad).code == 2);
+  }
+  CHECK(run("verify --model smollm2-135m --decode-tokens 0").code == 2);
+  CHECK(run("verify --model smollm2-135m --tol-decode nan").code == 2);
+  // A plan document edited to a configuration plan would refuse: emit refuses it too, by field.
+  const TempDir tmp("config");
+  const auto plan = run("plan -m llama-3.2-1b -d apple-m2 -s memory --kv-strategy sliding --window 512 --json");
+  REQUIRE(plan.code == 0);
+  std::string doc = plan.out;
+  const auto at = doc.find("\"window\": 512");
+  REQUIRE(at != std::string::npos);
+  doc.replace(at, 13, "\"window\": 0");
+  std::ofstream(tmp.path / "plan.json") << doc;
+  const auto emit = run("emit --plan " + (tmp.path / "plan.json").string() + " --format llama.cpp", true);
+  CHECK(emit.code == 3);
+  CHECK(emit.out.find("chosen.config.window") != std::string::npos);
+}
