@@ -34,6 +34,9 @@ Result<LoadedModel> load_model(const ModelSource& src, ThreadPool& pool) {
       TRILEMMA_TRY(t, Tokenizer::from_gguf(file));
       tokenizer = std::move(t);
     }
+  } else if (src.model_path->extension() == ".gguf") {
+    // Named as GGUF but without its magic: say so, rather than reading it as llama2.c.
+    return make_error(ErrorKind::input, src.model_path->string(), "byte 0", "not a GGUF file: it does not start with \"GGUF\"");
   } else {
     TRILEMMA_TRY(m, load_llama2c(*src.model_path, src.weights, pool));
     model = std::move(m);

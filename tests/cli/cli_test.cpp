@@ -454,3 +454,13 @@ TEST_CASE("cli: one validation of a configuration, for plan's pins and for plan 
   CHECK(emit.code == 3);
   CHECK(emit.out.find("chosen.config.window") != std::string::npos);
 }
+
+TEST_CASE("cli run: a .gguf without the GGUF magic is reported as such, not as a llama2.c header (issue 14)", "[cli]") {
+  const TempDir tmp("magic");
+  const auto file = (tmp.path / "fake.gguf").string();
+  std::ofstream(file) << "XXXX not a model at all";
+  const auto r = run("run --model " + file + " --steps 1 --quiet", true);
+  CHECK(r.code == 3);
+  CHECK(r.out.find("not a GGUF file") != std::string::npos);
+  CHECK(r.out.find("header") == std::string::npos);
+}
