@@ -278,7 +278,7 @@ Result<GenerateReport> generate(const GenerateOptions& options, const std::funct
   try {
     return generate_impl(options, on_text);
   } catch (const std::bad_alloc&) {
-    return make_error(ErrorKind::io, "", "memory", "out of memory while loading or running the model");
+    return make_error(ErrorKind::memory, "", "", "out of memory while loading or running the model");
   }
 }
 
@@ -286,7 +286,7 @@ Result<ExportReport> export_gguf(const ExportOptions& options) {
   try {
     return export_impl(options);
   } catch (const std::bad_alloc&) {
-    return make_error(ErrorKind::io, options.output.string(), "memory", "out of memory while preparing the export");
+    return make_error(ErrorKind::memory, options.output.string(), "", "out of memory while preparing the export");
   }
 }
 

@@ -16,6 +16,20 @@ struct Run {
   std::string out;
 };
 
+// AddressSanitizer reserves terabytes of address space, so tests that cap it (`ulimit -v`)
+// cannot run in the sanitizer build; they say so and skip there.
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr bool k_address_sanitizer = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+inline constexpr bool k_address_sanitizer = true;
+#else
+inline constexpr bool k_address_sanitizer = false;
+#endif
+#else
+inline constexpr bool k_address_sanitizer = false;
+#endif
+
 inline Run run_command(const std::string& command) {
   Run r;
   FILE* p = popen(command.c_str(), "r");

@@ -129,7 +129,7 @@ Result<EvalReport> evaluate(const EvalOptions& options) {
   try {
     return evaluate_impl(options);
   } catch (const std::bad_alloc&) {
-    return make_error(ErrorKind::io, "", "memory", "out of memory while evaluating");
+    return make_error(ErrorKind::memory, "", "", "out of memory while evaluating");
   }
 }
 

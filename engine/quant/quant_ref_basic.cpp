@@ -16,10 +16,23 @@ namespace {
 // std::roundf (half away from zero) for |v| < 2^23, inline and branch-free: v - trunc(v) is
 // exact there. libm's roundf is an out-of-line call at -O2 on baseline x86-64, and a branch on
 // the fraction mispredicts half the time on activations; both dominated decode's quantization.
+// Inputs beyond +-127 (only NaN or infinity reach here: finite blocks scale into +-127) are
+// clamped first, as converting them to int is undefined; NaN becomes +127. Branch-free:
+// the two compares compile to minss/maxss.
 inline float round_half_away(float v) {
+  v = v < 127.0f ? v : 127.0f;
+  v = v > -127.0f ? v : -127.0f;
   const int i = int(v);
   const float frac = v - float(i);
   return float(i + int(frac >= 0.5f) - int(frac <= -0.5f));
+}
+
+// ggml's min(15, trunc(v)) for v = x / d + 8.5, which finite inputs keep within [0.5, 16.5];
+// clamping first gives the same level there and a defined one for NaN (15) and infinities.
+inline int q4_level(float v) {
+  v = v < 15.0f ? v : 15.0f;
+  v = v > 0.0f ? v : 0.0f;
+  return int(v);
 }
 
 }  // namespace
@@ -81,8 +94,8 @@ void quantize_row_q4_0(const float* x, void* y, std::int64_t n) {
     const float id = d != 0.0f ? 1.0f / d : 0.0f;
     b[i].d = fp32_to_fp16(d);
     for (int j = 0; j < k_qk4_0 / 2; ++j) {
-      const auto q0 = std::uint8_t(std::min<std::int8_t>(15, std::int8_t(x[j] * id + 8.5f)));
-      const auto q1 = std::uint8_t(std::min<std::int8_t>(15, std::int8_t(x[j + k_qk4_0 / 2] * id + 8.5f)));
+      const auto q0 = std::uint8_t(q4_level(x[j] * id + 8.5f));
+      const auto q1 = std::uint8_t(q4_level(x[j + k_qk4_0 / 2] * id + 8.5f));
       b[i].qs[j] = std::uint8_t(q0 | (q1 << 4));
     }
   }

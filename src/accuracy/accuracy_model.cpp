@@ -97,17 +97,23 @@ double effective_params(const ModelShape& shape) {
   return std::sqrt(c.total() * c.active_per_token);
 }
 
+AccuracyEstimate format_loss(double params, WeightFormat weights, TensorType kv_type) {
+  AccuracyEstimate a;
+  add_scaled(a, weight_loss_figure(weights), params);
+  if (const auto* kv = kv_loss_figure(kv_type)) add_scaled(a, *kv, params);
+  return a;
+}
+
 AccuracyEstimate estimate_accuracy(const ModelShape& shape, const DeploymentConfig& config,
                                    std::vector<std::string>* basis) {
-  AccuracyEstimate a;
   const double params = effective_params(shape);
-  const auto& w = weight_loss_figure(config.weights);
-  add_scaled(a, w, params);
-  if (basis) basis->push_back("weights " + std::string(w.format) + ": " + std::string(w.source) + ", scaled by (8.0B/" +
-                  std::to_string(params / 1e9).substr(0, 5) + "B)^0.3");
-  if (const auto* kv = kv_loss_figure(config.kv_type)) {
-    add_scaled(a, *kv, params);
-    if (basis) basis->push_back("kv " + std::string(kv->format) + ": " + std::string(kv->source));
+  AccuracyEstimate a = format_loss(params, config.weights, config.kv_type);
+  if (basis) {
+    const auto& w = weight_loss_figure(config.weights);
+    basis->push_back("weights " + std::string(w.format) + ": " + std::string(w.source) + ", scaled by (8.0B/" +
+                     std::to_string(params / 1e9).substr(0, 5) + "B)^0.3");
+    if (const auto* kv = kv_loss_figure(config.kv_type))
+      basis->push_back("kv " + std::string(kv->format) + ": " + std::string(kv->source));
   }
   // StreamingLLM (arXiv 2309.17453): beyond the window, attention without sink tokens
   // collapses (Llama-2-13B PG19 PPL 5158 vs 5.40 with 4 sinks); with sinks the model keeps

@@ -29,6 +29,11 @@ const LossFigure* kv_loss_figure(TensorType kv_type);  // nullptr for lossless f
 AccuracyEstimate estimate_accuracy(const ModelShape& shape, const DeploymentConfig& config,
                                    std::vector<std::string>* basis);
 
+// The weight and KV-cache terms alone, for a model of `effective_params` (see below): what
+// `trilemma fidelity --accuracy` compares with published measurements of models that have no
+// catalog shape.
+AccuracyEstimate format_loss(double effective_params, WeightFormat weights, TensorType kv_type);
+
 // Parameters that govern quantization tolerance: dense = all; MoE = geometric mean of total
 // and active (llama.cpp's Mixtral figures sit between the two; MoQE/QMoE argue for total).
 double effective_params(const ModelShape& shape);

@@ -17,6 +17,7 @@ int exit_code_for(ErrorKind kind) {
     case ErrorKind::input: return k_exit_input;
     case ErrorKind::infeasible: return k_exit_infeasible;
     case ErrorKind::io: return k_exit_io;
+    case ErrorKind::memory: return k_exit_memory;
     case ErrorKind::internal: return k_exit_internal;
   }
   return k_exit_internal;
@@ -70,6 +71,9 @@ int run(int argc, char** argv) {
       return code == k_exit_ok || code == k_exit_check_failed ? k_exit_io : code;
     }
     return code;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "trilemma: error: out of memory\n";
+    return k_exit_memory;
   } catch (const std::exception& e) {
     std::cerr << "trilemma: internal error: " << e.what() << "\n";
     return k_exit_internal;

@@ -11,6 +11,7 @@ enum ExitCode : int {
   k_exit_input = 3,         // a file or name the user gave is malformed, unknown or hostile
   k_exit_infeasible = 4,    // plan: no configuration satisfies the constraints
   k_exit_io = 5,            // cannot read or write a file
+  k_exit_memory = 6,        // out of memory (an allocation failed)
   k_exit_internal = 70,     // a bug
 };
 

@@ -9,9 +9,11 @@
 #include "cli/exit_codes.hpp"
 #include "cli/format.hpp"
 #include "devices/device_db.hpp"
+#include "fidelity/accuracy_check.hpp"
 #include "fidelity/cross_validation.hpp"
 #include "fidelity/fitted_file.hpp"
 #include "io/atomic_write.hpp"
+#include "measurements/loss_rows.hpp"
 #include "models/catalog.hpp"
 
 namespace trilemma::cli {
@@ -23,7 +25,8 @@ using calibration::Figure;
 struct FidelityFlags {
   std::string data, method = "lodo", hold_out, write;
   unsigned threads = 2;
-  bool points = false, fit = false, as_json = false, skipped = false;
+  std::string loss_data;
+  bool points = false, fit = false, as_json = false, skipped = false, accuracy = false;
 };
 
 std::string pct(double v) { return fixed(v * 100, 1) + "%"; }
@@ -88,7 +91,57 @@ void print_report(const fidelity::Report& r, const calibration::ObservationSet& 
   }
 }
 
+json summary_json(const fidelity::LossSummary& s) {
+  return {{"points", s.points}, {"median_ratio_error", s.median_ratio_error}, {"median_ratio", s.median_ratio},
+          {"inside_range", s.inside}};
+}
+
+void print_summary(const std::string& name, const fidelity::LossSummary& s) {
+  std::cout << "  " << pad(name, 16) << pad(std::to_string(s.points), 8) << pad(fixed(s.median_ratio_error, 2) + "x", 10)
+            << pad(fixed(s.median_ratio, 2) + "x", 10) << pct(s.inside) << "\n";
+}
+
+// `fidelity --accuracy`: the accuracy model against data/measurements/loss.csv.
+int run_accuracy_fidelity(const FidelityFlags& f) {
+  auto rows = measurements::load_loss_rows(f.loss_data);
+  if (!rows.ok()) return report_error(rows.error());
+  const auto report = fidelity::check_accuracy(*rows);
+  if (f.as_json) {
+    json out = {{"rows", rows->size()}, {"compared", report.points.size()}, {"skipped", report.skipped}};
+    for (const auto& [m, s] : report.by_metric) {
+      out["metrics"][m] = summary_json(s);
+      for (const auto& [g, gs] : report.by_family.at(m)) out["metrics"][m]["families"][g] = summary_json(gs);
+      for (const auto& [g, gs] : report.by_imatrix.at(m)) out["metrics"][m]["imatrix"][g] = summary_json(gs);
+    }
+    if (f.points) {
+      out["points"] = json::array();
+      for (const auto& p : report.points)
+        out["points"].push_back({{"id", p.row->id}, {"metric", p.metric}, {"measured", p.measured},
+                                 {"predicted", {p.predicted.low, p.predicted.mid, p.predicted.high}}, {"ratio", p.ratio()}});
+    }
+    std::cout << out.dump(2) << "\n";
+    return k_exit_ok;
+  }
+  std::cout << rows->size() << " published loss rows, " << report.points.size() << " compared; left out:\n";
+  for (const auto& [reason, n] : report.skipped) std::cout << "  " << n << "  " << reason << "\n";
+  std::cout << "\nratio = predicted / measured; inside = measurements within the predicted low-high range\n";
+  for (const auto& [m, s] : report.by_metric) {
+    std::cout << "\n" << pad(m, 18) << pad("points", 8) << pad("|ratio|", 10) << pad("ratio", 10) << "inside\n";
+    print_summary("all", s);
+    for (const auto& [g, gs] : report.by_family.at(m)) print_summary(g, gs);
+    for (const auto& [g, gs] : report.by_imatrix.at(m)) print_summary("imatrix " + g, gs);
+  }
+  if (f.points) {
+    std::cout << "\npoints (predicted mid / measured, range):\n";
+    for (const auto& p : report.points)
+      std::cout << "  " << pad(fixed(p.ratio(), 2) + "x", 9) << fixed(p.predicted.mid, 4) << " / " << fixed(p.measured, 4) << "  ["
+                << fixed(p.predicted.low, 4) << ", " << fixed(p.predicted.high, 4) << "]  " << p.row->id << "\n";
+  }
+  return k_exit_ok;
+}
+
 int run_fidelity(const FidelityFlags& f) {
+  if (f.accuracy) return run_accuracy_fidelity(f);
   if (f.method != "lodo" && f.method != "priors")
     return report_error(make_error(ErrorKind::usage, "--method", "", "expected lodo or priors, got '" + f.method + "'"));
   auto rows = measurements::load_speed_rows(f.data);
@@ -167,6 +220,8 @@ void add_fidelity_command(CLI::App& app, Handler& handler) {
   cmd->add_flag("--skipped", f.skipped, "list every row left out, with its reason");
   cmd->add_flag("--fit", f.fit, "also fit the derating tables on every device and print the values");
   cmd->add_option("--write", f.write, "write the fitted tables and device calibrations (devices/fitted.yaml)");
+  cmd->add_flag("--accuracy", f.accuracy, "check the accuracy model against the published loss measurements instead");
+  cmd->add_option("--loss-data", f.loss_data, "with --accuracy: a loss CSV (default: the built-in data/measurements/loss.csv)");
   cmd->add_flag("--json", f.as_json, "print the report as JSON");
   cmd->callback([&] { handler = [] { return run_fidelity(f); }; });
 }

@@ -21,7 +21,6 @@
 #include "devices/device_db.hpp"
 #include "devices/device_loader.hpp"
 #include "io/atomic_write.hpp"
-#include "io/json_text.hpp"
 #include "models/catalog.hpp"
 #include "solver/plan_document.hpp"
 #include "verify/verify.hpp"
@@ -226,14 +225,9 @@ int run_verify(VerifyFlags f) {
   if (!f.replay.empty()) {
     auto text = io::read_text_file(f.replay);
     if (!text.ok()) return report_error(text.error());
-    auto parsed = io::parse_json(*text, f.replay);
-    if (!parsed.ok()) return report_error(parsed.error());
-    json report = std::move(*parsed);
-    if (report.value("schema", "") != "trilemma.verify")
-      return report_error(make_error(ErrorKind::input, f.replay, "schema", "not a verify JSON report (verify --out FILE)"));
-    if (report.value("schema_version", 0) != 1)
-      return report_error(make_error(ErrorKind::input, f.replay, "schema_version", "unsupported verify report version"));
-    source = std::make_unique<verify::ReplaySource>(std::move(report), f.replay);
+    auto report = verify::read_verify_report(*text, f.replay);
+    if (!report.ok()) return report_error(report.error());
+    source = std::make_unique<verify::ReplaySource>(std::move(report).value(), f.replay);
   } else {
     char exe[4096];
     const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);

@@ -1,6 +1,8 @@
 #include "io/csv.hpp"
 
 #include <algorithm>
+#include <charconv>
+#include <cmath>
 
 namespace trilemma::io {
 
@@ -8,6 +10,64 @@ std::optional<std::size_t> CsvTable::column(const std::string& name) const {
   const auto it = std::find(header.begin(), header.end(), name);
   if (it == header.end()) return std::nullopt;
   return static_cast<std::size_t>(it - header.begin());
+}
+
+std::string CsvFields::text(const std::string& column) const {
+  const auto i = m_table.column(column);
+  return i ? m_record.fields[*i] : std::string();
+}
+
+void CsvFields::fail(const std::string& column, const std::string& message) {
+  if (!m_error) m_error = make_error(ErrorKind::input, m_table.file, std::to_string(m_record.line), column + ": " + message);
+}
+
+std::string CsvFields::required(const std::string& column) {
+  std::string s = text(column);
+  if (s.empty()) fail(column, "required");
+  return s;
+}
+
+namespace {
+
+// The field as a finite number; nullopt when it is not one.
+std::optional<double> finite_number(const std::string& s) {
+  double v = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size() || !std::isfinite(v)) return std::nullopt;
+  return v;
+}
+
+}  // namespace
+
+std::optional<double> CsvFields::number(const std::string& column) {
+  const std::string s = text(column);
+  if (s.empty()) return std::nullopt;
+  const auto v = finite_number(s);
+  if (!v) fail(column, "expected a number, got '" + s + "'");
+  return v;
+}
+
+std::optional<double> CsvFields::positive(const std::string& column) {
+  const std::string s = text(column);
+  if (s.empty()) return std::nullopt;
+  const auto v = finite_number(s);
+  if (!v || !(*v > 0)) {
+    fail(column, "expected a positive number, got '" + s + "'");
+    return std::nullopt;
+  }
+  return v;
+}
+
+std::optional<std::uint32_t> CsvFields::count(const std::string& column) {
+  const std::string s = text(column);
+  if (s.empty()) return std::nullopt;
+  std::uint32_t v = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size()) {
+    fail(column, "expected a whole number, got '" + s + "'");
+    return std::nullopt;
+  }
+  return v;
 }
 
 Result<CsvTable> parse_csv(const std::string& text, const std::string& file) {

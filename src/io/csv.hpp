@@ -4,6 +4,7 @@
 // header name; a header with unknown or missing columns is an error naming them.
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -28,6 +29,25 @@ struct CsvTable {
 // Parses `text`. Fails on an unterminated quote, a stray quote inside an unquoted field, a
 // record whose field count differs from the header's, or an empty header.
 Result<CsvTable> parse_csv(const std::string& text, const std::string& file);
+
+// One record's fields by column name, typed, keeping the first error as
+// "file:line: column: message" (the dataset readers check every field, then report once).
+class CsvFields {
+ public:
+  CsvFields(const CsvTable& table, const CsvRecord& record) : m_table(table), m_record(record) {}
+  std::string text(const std::string& column) const;  // "" when absent or empty
+  std::string required(const std::string& column);     // an error when empty
+  std::optional<double> number(const std::string& column);    // any finite number; nullopt when empty
+  std::optional<double> positive(const std::string& column);  // > 0
+  std::optional<std::uint32_t> count(const std::string& column);  // a whole number
+  void fail(const std::string& column, const std::string& message);
+  const std::optional<Error>& error() const { return m_error; }
+
+ private:
+  const CsvTable& m_table;
+  const CsvRecord& m_record;
+  std::optional<Error> m_error;
+};
 
 // Every column of `required` must be present; every header column must be in `required` or
 // `optional` (typos are errors).

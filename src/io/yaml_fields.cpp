@@ -1,6 +1,7 @@
 #include "io/yaml_fields.hpp"
 
 #include <cmath>
+#include <utility>
 
 namespace trilemma::io {
 namespace {
@@ -43,13 +44,13 @@ FieldReader::FieldReader(YamlContext& ctx, YAML::Node node, std::string path)
 }
 
 bool FieldReader::has(const std::string& key) const {
-  return m_node.IsMap() && m_node[key].IsDefined() && !m_node[key].IsNull();
+  return m_node.IsMap() && std::as_const(m_node)[key].IsDefined() && !std::as_const(m_node)[key].IsNull();
 }
 
 YAML::Node FieldReader::lookup(const std::string& key) {
   m_used.insert(key);
   if (!m_node.IsMap()) return YAML::Node(YAML::NodeType::Undefined);
-  return m_node[key];
+  return std::as_const(m_node)[key];
 }
 
 YAML::Node FieldReader::require(const std::string& key) {
@@ -92,7 +93,7 @@ double FieldReader::number(const std::string& key) {
 
 double FieldReader::positive(const std::string& key) {
   const double v = number(key);
-  if (!m_ctx.failed() && !(v > 0)) m_ctx.fail(m_node[key], field(key), "must be > 0, got " + m_node[key].Scalar());
+  if (!m_ctx.failed() && !(v > 0)) m_ctx.fail(std::as_const(m_node)[key], field(key), "must be > 0, got " + std::as_const(m_node)[key].Scalar());
   return v;
 }
 
@@ -116,7 +117,7 @@ std::uint32_t FieldReader::count(const std::string& key) {
   const double v = number(key);
   if (m_ctx.failed()) return 0;
   if (v < 0 || v != std::floor(v) || v > 4294967295.0) {
-    m_ctx.fail(m_node[key], field(key), "expected a whole number >= 0, got " + m_node[key].Scalar());
+    m_ctx.fail(std::as_const(m_node)[key], field(key), "expected a whole number >= 0, got " + std::as_const(m_node)[key].Scalar());
     return 0;
   }
   return static_cast<std::uint32_t>(v);
@@ -193,7 +194,7 @@ std::string FieldReader::choice(const std::string& key, const std::vector<std::s
     if (a == v) return v;
   std::string list;
   for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
-  m_ctx.fail(m_node[key], field(key), "unknown value '" + v + "' (expected one of: " + list + ")");
+  m_ctx.fail(std::as_const(m_node)[key], field(key), "unknown value '" + v + "' (expected one of: " + list + ")");
   return v;
 }
 
@@ -219,9 +220,9 @@ std::string FieldReader::id(const std::string& key, const std::string& expected)
   std::string v = string(key);
   if (m_ctx.failed()) return v;
   if (!is_id(v))
-    m_ctx.fail(m_node[key], field(key), "'" + (v.size() > 64 ? v.substr(0, 64) + "..." : v) + "' is not a lowercase hyphenated id of at most 128 characters");
+    m_ctx.fail(std::as_const(m_node)[key], field(key), "'" + (v.size() > 64 ? v.substr(0, 64) + "..." : v) + "' is not a lowercase hyphenated id of at most 128 characters");
   else if (!expected.empty() && v != expected)
-    m_ctx.fail(m_node[key], field(key), "'" + v + "' does not match the file name '" + expected + "'");
+    m_ctx.fail(std::as_const(m_node)[key], field(key), "'" + v + "' does not match the file name '" + expected + "'");
   return v;
 }
 

@@ -30,6 +30,13 @@ std::optional<double> number(const std::string& s) {
   return v;
 }
 
+// A whole number in [lo, hi], for counts read from text: a fraction, -56 or 1e20 is refused
+// before any conversion (converting them to an integer type is undefined).
+std::optional<std::int64_t> whole(std::optional<double> v, double lo = 0, double hi = 1e9) {
+  if (!v || *v < lo || *v > hi || *v != std::floor(*v)) return std::nullopt;
+  return static_cast<std::int64_t>(*v);
+}
+
 Error bad(const std::string& file, std::size_t line, const std::string& message) {
   return make_error(ErrorKind::input, file, std::to_string(line), message);
 }
@@ -56,8 +63,9 @@ Result<BenchResult> from_fields(Get get, const std::string& file, std::size_t li
   auto count = [&](const char* key) -> Result<std::uint32_t> {
     TRILEMMA_TRY(v, num(key));
     if (!v) return std::uint32_t{0};
-    if (*v < 0 || *v != std::floor(*v) || *v > 1e9) return bad(file, line, std::string(key) + ": expected a count");
-    return static_cast<std::uint32_t>(*v);
+    const auto n = whole(v);
+    if (!n) return bad(file, line, std::string(key) + ": expected a count");
+    return static_cast<std::uint32_t>(*n);
   };
   r.build = text("build_commit");
   r.model_filename = text("model_filename");
@@ -68,16 +76,18 @@ Result<BenchResult> from_fields(Get get, const std::string& file, std::size_t li
   r.type_v = text("type_v");
   TRILEMMA_TRY(size, num("model_size"));
   TRILEMMA_TRY(params, num("model_n_params"));
-  TRILEMMA_TRY(threads, num("n_threads"));
+  TRILEMMA_TRY(threads, count("n_threads"));
   TRILEMMA_TRY(ngl, num("n_gpu_layers"));
+  const auto gpu_layers = whole(ngl, -1e9, 1e9);
+  if (ngl && !gpu_layers) return bad(file, line, "n_gpu_layers: expected a whole number");
   TRILEMMA_TRY(prompt, count("n_prompt"));
   TRILEMMA_TRY(gen, count("n_gen"));
   TRILEMMA_TRY(depth, count("n_depth"));
   TRILEMMA_TRY(ts, num("avg_ts"));
   r.model_size_bytes = size;
   r.model_n_params = params;
-  if (threads) r.threads = static_cast<std::uint32_t>(*threads);
-  if (ngl) r.n_gpu_layers = static_cast<int>(*ngl);
+  if (threads > 0) r.threads = threads;  // 0: absent
+  if (gpu_layers) r.n_gpu_layers = static_cast<int>(*gpu_layers);
   r.n_prompt = prompt, r.n_gen = gen, r.n_depth = depth;
   if (!ts || !(*ts > 0)) return bad(file, line, "avg_ts: expected tokens per second > 0");
   r.avg_ts = *ts;
@@ -194,7 +204,7 @@ bool parse_test(const std::string& cell, BenchResult& r) {
   if (const auto at = t.find('@'); at != std::string::npos) {
     const std::string depth = trim(t.substr(at + 1));
     if (depth.size() < 2 || depth[0] != 'd') return false;
-    const auto d = number(depth.substr(1));
+    const auto d = whole(number(depth.substr(1)));
     if (!d) return false;
     r.n_depth = static_cast<std::uint32_t>(*d);
     t = trim(t.substr(0, at));
@@ -205,7 +215,7 @@ bool parse_test(const std::string& cell, BenchResult& r) {
   while (std::getline(parts, part, '+')) {
     part = trim(part);
     if (part.size() < 3) return false;
-    const auto n = number(part.substr(2));
+    const auto n = whole(number(part.substr(2)));
     if (!n) return false;
     if (part.rfind("pp", 0) == 0) r.n_prompt = static_cast<std::uint32_t>(*n);
     else if (part.rfind("tg", 0) == 0) r.n_gen = static_cast<std::uint32_t>(*n);
@@ -252,11 +262,11 @@ Result<std::vector<BenchResult>> parse_markdown(const std::string& text, const s
       else if (h == "params") r.model_n_params = with_unit(v, {{"K", 1e3}, {"M", 1e6}, {"B", 1e9}, {"T", 1e12}});
       else if (h == "backend") r.backend = v;
       else if (h == "threads") {
-        const auto n = number(v);
-        if (!n) return bad(file, line, "threads: expected a number, got '" + v + "'");
+        const auto n = whole(number(v));
+        if (!n) return bad(file, line, "threads: expected a count, got '" + v + "'");
         r.threads = static_cast<std::uint32_t>(*n);
       } else if (h == "ngl") {
-        if (const auto n = number(v)) r.n_gpu_layers = static_cast<int>(*n);
+        if (const auto n = whole(number(v), -1e9, 1e9)) r.n_gpu_layers = static_cast<int>(*n);
       } else if (h == "type_k") r.type_k = v;
       else if (h == "type_v") r.type_v = v;
       else if (h == "test") {

@@ -18,47 +18,6 @@ const std::vector<std::string> k_optional = {"weights_published", "engine_versio
                                              "gen_tokens", "depth", "prefill_tok_s", "decode_tok_s", "ttft_ms",
                                              "peak_memory_mib", "kv_type", "model_size_gib", "notes", "exclude"};
 
-struct RowReader {
-  const io::CsvTable& table;
-  const io::CsvRecord& record;
-  std::optional<Error> error;
-
-  std::string text(const std::string& column) const {
-    const auto i = table.column(column);
-    return i ? record.fields[*i] : std::string();
-  }
-  void fail(const std::string& column, const std::string& message) {
-    if (!error) error = make_error(ErrorKind::input, table.file, std::to_string(record.line), column + ": " + message);
-  }
-  std::optional<double> positive(const std::string& column) {
-    const std::string s = text(column);
-    if (s.empty()) return std::nullopt;
-    double v = 0;
-    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (ec != std::errc() || end != s.data() + s.size() || !std::isfinite(v) || v <= 0) {
-      fail(column, "expected a positive number, got '" + s + "'");
-      return std::nullopt;
-    }
-    return v;
-  }
-  std::optional<std::uint32_t> count(const std::string& column) {
-    const std::string s = text(column);
-    if (s.empty()) return std::nullopt;
-    std::uint32_t v = 0;
-    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (ec != std::errc() || end != s.data() + s.size()) {
-      fail(column, "expected a whole number, got '" + s + "'");
-      return std::nullopt;
-    }
-    return v;
-  }
-  std::string required(const std::string& column) {
-    std::string s = text(column);
-    if (s.empty()) fail(column, "required");
-    return s;
-  }
-};
-
 }  // namespace
 
 std::string SpeedRow::where() const { return file + ":" + std::to_string(line); }
@@ -68,7 +27,7 @@ Result<std::vector<SpeedRow>> parse_speed_csv(const std::string& text, const std
   if (auto ok = io::check_columns(table, k_required, k_optional); !ok.ok()) return ok.error();
   std::vector<SpeedRow> out;
   for (const auto& rec : table.records) {
-    RowReader r{table, rec, std::nullopt};
+    io::CsvFields r(table, rec);
     SpeedRow row;
     row.file = file;
     row.line = rec.line;
@@ -108,7 +67,7 @@ Result<std::vector<SpeedRow>> parse_speed_csv(const std::string& text, const std
       r.fail("notes", "an excluded figure needs its reason in notes ('excluded: ...')");
     if (!row.prefill_tok_s && !row.decode_tok_s && !row.ttft_ms && !row.peak_memory_mib)
       r.fail("decode_tok_s", "a row needs at least one of prefill_tok_s, decode_tok_s, ttft_ms, peak_memory_mib");
-    if (r.error) return *r.error;
+    if (r.error()) return *r.error();
     out.push_back(std::move(row));
   }
   return out;

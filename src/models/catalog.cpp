@@ -80,7 +80,9 @@ Result<Model> parse_model_yaml(const std::string& text, const std::string& file,
   return m;
 }
 
-Result<std::vector<Model>> builtin_models() {
+namespace {
+
+Result<std::vector<Model>> parse_catalog() {
   std::vector<Model> out;
   for (const auto& f : io::embedded_yaml_in("models")) {
     TRILEMMA_TRY(m, parse_model_yaml(std::string(f.content), std::string(f.path), stem_of(f.path)));
@@ -88,6 +90,15 @@ Result<std::vector<Model>> builtin_models() {
   }
   std::sort(out.begin(), out.end(), [](auto& a, auto& b) { return a.id < b.id; });
   return out;
+}
+
+}  // namespace
+
+Result<std::vector<Model>> builtin_models() {
+  // The catalog is compiled in, so one parse serves the whole run (gate, calibrate and the
+  // fitter ask for it per row).
+  static const Result<std::vector<Model>> catalog = parse_catalog();
+  return catalog;
 }
 
 Result<Model> resolve_model(const std::string& arg) {

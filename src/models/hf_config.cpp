@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <type_traits>
 
 #include "io/atomic_write.hpp"
 #include "io/json_text.hpp"
@@ -25,6 +26,21 @@ Result<std::uint32_t> uint_key(const json& j, const std::string& key, const std:
   return static_cast<std::uint32_t>(v.get<std::int64_t>());
 }
 
+// Reads a string or boolean key; `fallback` when absent. Another JSON type is an input error
+// (a string model_type of 151936 once threw out of the parser).
+template <class T>
+Result<T> typed_key(const json& j, const std::string& key, const std::string& file, T fallback) {
+  static_assert(std::is_same_v<T, bool> || std::is_same_v<T, std::string>);
+  if (!j.contains(key) || j[key].is_null()) return fallback;
+  const auto& v = j[key];
+  if constexpr (std::is_same_v<T, bool>) {
+    if (!v.is_boolean()) return make_error(ErrorKind::input, file, key, "expected true or false, got " + v.dump());
+  } else {
+    if (!v.is_string()) return make_error(ErrorKind::input, file, key, "expected a string, got " + v.dump());
+  }
+  return v.get<T>();
+}
+
 }  // namespace
 
 Result<Model> parse_hf_config(const std::string& text, const std::string& file) {
@@ -35,12 +51,12 @@ Result<Model> parse_hf_config(const std::string& text, const std::string& file) 
 
   Model m;
   m.origin = file;
-  m.architecture = j.value("model_type", std::string("llama"));
+  TRILEMMA_TRY(architecture, typed_key(j, "model_type", file, std::string("llama")));
+  m.architecture = architecture;
   m.id = std::filesystem::path(file).parent_path().filename().string();
   if (m.id.empty()) m.id = m.architecture;
   m.name = m.id;
   m.publisher = "unknown (config.json)";
-  m.tokenizer_family = m.architecture + "-vocab-" + std::to_string(j.value("vocab_size", 0));
   ModelShape& s = m.shape;
   TRILEMMA_TRY(layers, uint_key(j, "num_hidden_layers", file, std::nullopt));
   TRILEMMA_TRY(hidden, uint_key(j, "hidden_size", file, std::nullopt));
@@ -52,15 +68,19 @@ Result<Model> parse_hf_config(const std::string& text, const std::string& file) 
   TRILEMMA_TRY(context, uint_key(j, "max_position_embeddings", file, std::nullopt));
   s.layers = layers; s.hidden = hidden; s.heads = heads; s.kv_heads = kv_heads; s.head_dim = head_dim;
   s.ffn = ffn; s.vocab = vocab; s.context = context;
-  s.tied_embeddings = j.value("tie_word_embeddings", false);
+  m.tokenizer_family = m.architecture + "-vocab-" + std::to_string(vocab);
+  TRILEMMA_TRY(tied, typed_key(j, "tie_word_embeddings", file, false));
+  s.tied_embeddings = tied;
   if (j.contains("rope_theta") && j["rope_theta"].is_number()) s.rope_theta = j["rope_theta"].get<double>();
   // llama.cpp runs llama-style checkpoints with interleaved (adjacent) pairs after permuting
   // Q/K at conversion; the others keep the NeoX half split.
   const std::string& t = m.architecture;
   s.rope_layout = (t == "llama" || t == "mistral" || t == "mixtral") ? RopeLayout::adjacent : RopeLayout::neox;
-  s.attention_bias = j.value("attention_bias", t == "qwen2" || t == "qwen2_moe");
+  TRILEMMA_TRY(bias, typed_key(j, "attention_bias", file, t == "qwen2" || t == "qwen2_moe"));
+  s.attention_bias = bias;
+  TRILEMMA_TRY(use_window, typed_key(j, "use_sliding_window", file, true));
   s.ffn_gated = true;
-  if (j.value("use_sliding_window", true) && j.contains("sliding_window") && j["sliding_window"].is_number_integer()) {
+  if (use_window && j.contains("sliding_window") && j["sliding_window"].is_number_integer()) {
     const auto w = j["sliding_window"].get<std::int64_t>();
     if (w > 0 && w < context) {
       s.sliding_window = static_cast<std::uint32_t>(w);

@@ -12,6 +12,7 @@ enum class ErrorKind {
   input,       // a file or value the user gave is malformed, unknown or hostile
   infeasible,  // constraints that no configuration satisfies
   io,          // the file system refused (missing file, cannot write)
+  memory,      // the machine ran out of memory (allocation failed)
   internal,    // a bug: an invariant broke
 };
 

@@ -1,3 +1,5 @@
+#include <unistd.h>
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -19,7 +21,7 @@ std::string quote(const std::string& s) {
 Result<nlohmann::json> run_once(const std::string& command) {
   // `exec` makes the engine this process's own child (not the shell's), and the variable asks it
   // to end when this process does: a verify stopped by SIGTERM leaves no engine running.
-  FILE* p = popen(("TRILEMMA_DIE_WITH_PARENT=1 exec " + command).c_str(), "r");
+  FILE* p = popen(("TRILEMMA_DIE_WITH_PARENT=" + std::to_string(::getpid()) + " exec " + command).c_str(), "r");
   if (!p) return make_error(ErrorKind::io, "verify", "", "cannot start the engine: " + command);
   std::string out;
   std::array<char, 4096> buf{};

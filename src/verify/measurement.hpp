@@ -98,6 +98,9 @@ class EngineSource final : public MeasurementSource {
 
 // Measurements of an earlier verify report (its "points"), matched by configuration and
 // engine weights; a point the report does not hold is an input error naming the file.
+// The text of `verify --out FILE`, checked to be a verify report of a version this build reads.
+Result<nlohmann::json> read_verify_report(const std::string& text, const std::string& file);
+
 class ReplaySource final : public MeasurementSource {
  public:
   ReplaySource(nlohmann::json report, std::string file);

@@ -2,11 +2,22 @@
 // same points can be predicted again, or calibrated, without running the engine.
 #include <nlohmann/json.hpp>
 
+#include "io/json_text.hpp"
 #include "solver/plan_document.hpp"
 #include "verify/measurement.hpp"
 #include "verify/report_points.hpp"
 
 namespace trilemma::verify {
+
+Result<nlohmann::json> read_verify_report(const std::string& text, const std::string& file) {
+  TRILEMMA_TRY(report, io::parse_json(text, file));
+  // Compared as JSON values: a field of another type is a mismatch, not an exception.
+  if (!report.is_object() || !report.contains("schema") || report["schema"] != "trilemma.verify")
+    return make_error(ErrorKind::input, file, "schema", "not a verify JSON report (verify --out FILE)");
+  if (!report.contains("schema_version") || report["schema_version"] != 1)
+    return make_error(ErrorKind::input, file, "schema_version", "unsupported verify report version");
+  return report;
+}
 
 ReplaySource::ReplaySource(nlohmann::json report, std::string file) : m_report(std::move(report)), m_file(std::move(file)) {}
 
@@ -16,7 +27,8 @@ Result<Measurement> ReplaySource::measure(const RunPoint& p) {
   const nlohmann::json config = solver::config_to_json(p.config);
   const std::string weights(info(p.engine_weights).name);
   for (const auto& entry : m_report["points"]) {
-    if (!entry.is_object() || entry.value("config", nlohmann::json()) != config || entry.value("engine_weights", "") != weights)
+    if (!entry.is_object() || entry.value("config", nlohmann::json()) != config || !entry.contains("engine_weights") ||
+        entry["engine_weights"] != weights)
       continue;
     return measurement_from_json(entry, m_file, "points[]");
   }

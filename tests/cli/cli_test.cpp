@@ -344,11 +344,28 @@ TEST_CASE("cli: output nobody received, and thread counts no machine has (issue 
 }
 
 TEST_CASE("cli run: a system that will not start the threads asked for runs with fewer (issue 14)", "[cli]") {
+  if (trilemma::testing::k_address_sanitizer) {
+    WARN("skipped: the binary is built with AddressSanitizer, which cannot run under ulimit -v");
+    return;
+  }
   // 64 threads' stacks do not fit in 300 MB of address space: the pool keeps those it got.
   const auto r = trilemma::testing::run_command("(ulimit -v 300000; " + std::string(TRILEMMA_BINARY) +
                                                 " run --synthetic stories260k --threads 64 --steps 2 --quiet --json) 2>/dev/null");
   CHECK(r.code == 0);
   CHECK(r.out.find("\"threads\": 64") == std::string::npos);
+}
+
+TEST_CASE("cli run: running out of memory has its own exit code and message (issue 14)", "[cli]") {
+  if (trilemma::testing::k_address_sanitizer) {
+    WARN("skipped: the binary is built with AddressSanitizer, which cannot run under ulimit -v");
+    return;
+  }
+  // 540 MB of f32 weights in 400 MB of address space; --force skips the up-front check, which
+  // looks at the machine's memory, not at this limit.
+  const auto r = trilemma::testing::run_command("(ulimit -v 400000; " + std::string(TRILEMMA_BINARY) +
+                                                " run --synthetic smollm2-135m --weights f32 --steps 1 --force) 2>&1");
+  CHECK(r.code == 6);
+  CHECK(r.out.find("out of memory") != std::string::npos);
 }
 
 TEST_CASE("cli export/plan --out: a device stays a device, a symlink stays a link (issue 14)", "[cli]") {
@@ -431,6 +448,20 @@ TEST_CASE("cli verify: SIGTERM ends the engine child too (issue 14)", "[cli]") {
   INFO(r.out);
   REQUIRE(r.out.find("no-child") == std::string::npos);
   CHECK((r.out.find("state=Z") != std::string::npos || r.out.find("state=\n") != std::string::npos));
+}
+
+TEST_CASE("cli verify --replay: a report with fields of the wrong type is bad input (fuzz finding, issue 14)", "[cli]") {
+  // "schema": 5 threw a JSON type error (exit 70); "schema_version": 1e20 was an undefined
+  // float-to-int conversion.
+  const TempDir tmp("replay");
+  for (const std::string doc : {R"({"schema": 5, "schema_version": 1})", R"({"schema": "trilemma.verify", "schema_version": 1e20})",
+                                R"({"schema": "trilemma.verify", "schema_version": 1, "points": [{"engine_weights": 3}]})"}) {
+    CAPTURE(doc);
+    std::ofstream(tmp.path / "report.json") << doc;
+    const auto r = run("verify --model stories260k --replay " + (tmp.path / "report.json").string(), true);
+    CHECK(r.code == 3);
+    CHECK(r.out.find("report.json") != std::string::npos);
+  }
 }
 
 TEST_CASE("cli: one validation of a configuration, for plan's pins and for plan documents read back (issue 14)", "[cli]") {

@@ -150,6 +150,9 @@ TEST_CASE("gguf::GgufFile: bad metadata is an error naming the key", "[gguf]") {
   SECTION("alignment not a power of two") {
     CHECK(mentions(parse_error(Bytes{}.header(0, 1).str("general.alignment").u32(4).u32(24).b), "general.alignment"));
   }
+  SECTION("alignment below the spec's 8 (fuzz finding: misaligned f32 loads)") {
+    CHECK(mentions(parse_error(Bytes{}.header(0, 1).str("general.alignment").u32(4).u32(2).b), "general.alignment"));
+  }
   SECTION("key longer than 65535 bytes") {
     CHECK(mentions(parse_error(Bytes{}.header(0, 1).u64(70000).zeros(70100).b), "metadata[0].key.length"));
   }

@@ -10,6 +10,7 @@
 #include "engine/quant/blocks.hpp"
 #include "engine/quant/fp16.hpp"
 #include "engine/quant/kernel_table.hpp"
+#include "engine/quant/kernels.hpp"
 #include "engine/quant/q8_panel.hpp"
 
 using namespace trilemma;
@@ -134,6 +135,28 @@ TEST_CASE("quant::q8_0 / q4_0: per-element error bounds and ggml's scale rules",
   }
 }
 
+TEST_CASE("quant::q8_0 / q4_0: NaN and infinite inputs give defined levels (fuzz finding, issue 14)", "[quant]") {
+  // A crafted model's activations overflow to inf and NaN; converting those to int was
+  // undefined (UBSan: "-nan is outside the range of representable values of type 'int'").
+  std::vector<float> x(64, 1.0f);
+  x[3] = std::nanf("");
+  x[40] = INFINITY;
+  BlockQ8_0 q8[2];
+  BlockQ4_0 q4[2];
+  quantize_row_q8_0(x.data(), q8, 64);
+  quantize_row_q4_0(x.data(), q4, 64);
+  // NaN clamps to the top level: block 0's scale is NaN, so all its levels are +127; in block 1
+  // the scale is inf (id 0), so only the inf element (inf * 0 = NaN) is +127.
+  for (const auto q : q8[0].qs) CHECK(q == 127);
+  for (int j = 0; j < 32; ++j) CHECK(q8[1].qs[j] == (j == 8 ? 127 : 0));
+  // Q4_0 block 0: scale from the finite maximum (1.0), so 1.0 -> level 0 and NaN -> 15.
+  for (int j = 0; j < 16; ++j) CHECK((q4[0].qs[j] & 15) == (j == 3 ? 15 : 0));
+  // Finite blocks are untouched by the guard: the first block's finite values still decode to 1.
+  std::vector<float> finite(32, 1.0f);
+  quantize_row_q8_0(finite.data(), q8, 32);
+  CHECK(q8[0].qs[0] == 127);
+}
+
 TEST_CASE("quant::tq3_t / tq2_t: error at most half a step plus fp16 rounding of the scales", "[quant]") {
   const auto x = normal(64 * 64, 9);
   for (const auto& [type, levels] : {std::pair{TensorType::tq3_t, 7}, std::pair{TensorType::tq2_t, 3}}) {
@@ -187,10 +210,11 @@ TEST_CASE("quant::format_kernels: every x4 tile matches the _ref dots for 1..8 t
       for (int r = 0; r < rows; ++r) w.push_back(encode(row.weight, normal(std::size_t(n), 99 + std::uint32_t(r))));
       const std::size_t code_bytes = x4_code_bytes(w[0].bytes.size(), n / 32);
       struct alignas(64) Line { std::uint8_t b[64]; };
-      std::vector<Line> codes(rows * code_bytes / 64);
+      std::vector<Line> lines(rows * code_bytes / 64);
+      auto* codes = reinterpret_cast<std::uint8_t*>(lines.data());  // all rows, not one Line's 64 bytes
       std::vector<std::uint16_t> scales(std::size_t(rows * n / 32));
       for (int r = 0; r < rows; ++r)
-        row.pack_x4(w[std::size_t(r)].bytes.data(), codes[0].b + std::size_t(r) * code_bytes, &scales[std::size_t(r * n / 32)], n);
+        row.pack_x4(w[std::size_t(r)].bytes.data(), codes + std::size_t(r) * code_bytes, &scales[std::size_t(r * n / 32)], n);
       std::vector<Encoded> acts;
       std::vector<std::byte> act_rows;
       for (int j = 0; j < 9; ++j) {
@@ -202,12 +226,12 @@ TEST_CASE("quant::format_kernels: every x4 tile matches the _ref dots for 1..8 t
       // Batch invariance (decode = prefill bit for bit): each token alone, as decode runs it.
       std::vector<float> single(std::size_t(rows * 9));
       for (int t = 0; t < 9; ++t)
-        tile(codes[0].b, code_bytes, scales.data(), std::size_t(n / 32), rows, panel, t, 1, &single[std::size_t(t * rows)], rows);
+        tile(codes, code_bytes, scales.data(), std::size_t(n / 32), rows, panel, t, 1, &single[std::size_t(t * rows)], rows);
       for (int t0 : {0, 1}) {
         for (int nt = 1; nt <= 8; ++nt) {
           CAPTURE(t0, nt);
           std::vector<float> out(std::size_t(rows * 8), -1.0f);
-          tile(codes[0].b, code_bytes, scales.data(), std::size_t(n / 32), rows, panel, t0, nt, out.data(), rows);
+          tile(codes, code_bytes, scales.data(), std::size_t(n / 32), rows, panel, t0, nt, out.data(), rows);
           for (int r = 0; r < rows; ++r) {
             for (int j = 0; j < nt; ++j) {
               const Encoded& a = acts[std::size_t(t0 + j)];

@@ -40,3 +40,23 @@ TEST_CASE("io::FieldReader::id: an 80 KB id is refused, not a crash", "[io]") {
   CHECK_FALSE(id_error(std::string(128, 'a')).size());
   CHECK(id_error(std::string(129, 'a')).size());
 }
+
+TEST_CASE("io::FieldReader: looking up a missing key leaves the document as it was (fuzz finding, issue 14)", "[io]") {
+  // yaml-cpp's non-const operator[] inserts a missing key. Readers that look keys up while
+  // iterating the same mapping (derating_tables.cpp reads each backend by name) reallocated
+  // its entries under the iterator when a key was null (its name reads as ""): a
+  // use-after-free under AddressSanitizer, from this minimized fuzz input.
+  auto doc = io::parse_yaml("backends:\n    : r\n    :", "d.yaml");
+  REQUIRE(doc.ok());
+  io::YamlContext ctx("d.yaml");
+  io::FieldReader root(ctx, *doc, "");
+  auto rows = root.map("backends");
+  int seen = 0;
+  for (const auto& kv : rows.node()) {
+    (void)rows.raw(kv.first.Scalar());
+    (void)rows.has("missing");
+    ++seen;
+  }
+  CHECK(seen == 2);
+  CHECK(rows.node().size() == 2);
+}

@@ -116,6 +116,19 @@ TEST_CASE("llama-bench: malformed, truncated and foreign files fail naming file 
   std::string md2 = k_md;
   md2.replace(md2.find("pp512"), 5, "xx512");
   CHECK_THAT(error_of(md2, "m.md"), Catch::Contains("m.md:3: test"));
+  // Counts that are negative, fractional or beyond any integer (fuzz finding: converting
+  // "@ d-56" to unsigned was undefined).
+  for (const std::string bad_test : {"tg128 @ d-56", "pp1e20", "tg12.5", "pp-3"}) {
+    CAPTURE(bad_test);
+    std::string md3 = k_md;
+    md3.replace(md3.find("tg128 @ d4096"), 13, bad_test);
+    CHECK_THAT(error_of(md3, "m.md"), Catch::Contains("m.md:4: test"));
+  }
+  std::string md4 = k_md;
+  md4.replace(md4.find("|       4 |           pp512"), 11, "|      -4 |");
+  CHECK_THAT(error_of(md4, "m.md"), Catch::Contains("m.md:3: threads"));
+  CHECK_THAT(error_of(R"([{"model_type": "a", "n_prompt": 64, "n_gen": 0, "n_threads": 1e20, "avg_ts": 3}])", "w.json"),
+             Catch::Contains("n_threads"));
   // Plain text, an empty file.
   CHECK_THAT(error_of("hello world\n", "notes.txt"), Catch::Contains("notes.txt:1: not llama-bench output"));
   CHECK_THAT(error_of("", "empty.json"), Catch::Contains("empty.json:1: empty file"));

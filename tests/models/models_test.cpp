@@ -79,6 +79,18 @@ TEST_CASE("models::parse_hf_config: bad input names the key", "[models]") {
     REQUIRE_FALSE(m.ok());
     CHECK(m.error().message.find("whole number") != std::string::npos);
   }
+  SECTION("a model_type that is not a string (fuzz finding: a JSON type error escaped)") {
+    auto m = models::parse_hf_config(R"({"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 8,
+      "vocab_size": 10, "max_position_embeddings": 16, "model_type": 151936})", "c.json");
+    REQUIRE_FALSE(m.ok());
+    CHECK(m.error().where == "model_type");
+  }
+  SECTION("a vocabulary size beyond int, written as a float (fuzz finding: an undefined conversion)") {
+    auto m = models::parse_hf_config(R"({"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 8,
+      "vocab_size": 151930999999.0, "max_position_embeddings": 16})", "c.json");
+    REQUIRE_FALSE(m.ok());
+    CHECK(m.error().where == "vocab_size");
+  }
   SECTION("impossible shape") {
     auto m = models::parse_hf_config(R"({"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 8,
       "num_key_value_heads": 3, "vocab_size": 10, "max_position_embeddings": 16, "intermediate_size": 32})", "c.json");

@@ -1,0 +1,72 @@
+// fidelity::check_accuracy: hand-computed ratios against the accuracy model's own reference
+// figures, the rows it must leave out (and why), and the built-in dataset compared end to end.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "accuracy/accuracy_model.hpp"
+#include "fidelity/accuracy_check.hpp"
+
+using namespace trilemma;
+
+namespace {
+
+measurements::LossRow row(const std::string& id, double params_b, const std::string& format, const std::string& metric, double value) {
+  measurements::LossRow r;
+  r.id = id, r.family = "fam", r.params_b = params_b, r.format = format, r.base_precision = "f16";
+  r.metric = metric, r.value = value;
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("fidelity::check_accuracy: ratios against the model's reference figures", "[fidelity]") {
+  // At the reference model's size the prediction is the reference figure itself.
+  const auto& q4 = accuracy::weight_loss_figure(WeightFormat::q4_0);
+  const double ref_b = q4.reference_params / 1e9;
+  std::vector<measurements::LossRow> rows = {
+      row("half", ref_b, "q4_0", "ppl_delta_pct", q4.ppl_delta_pct.mid / 2),  // predicted 2x too high
+      row("double", ref_b, "q4_0", "ppl_delta_pct", q4.ppl_delta_pct.mid * 2),  // predicted 2x too low
+      row("exact", ref_b, "q4_0", "ppl_delta_pct", q4.ppl_delta_pct.mid),
+      row("absolute", ref_b, "q4_0", "ppl", 0),
+  };
+  rows[3].value = 6.0 * (1 + q4.ppl_delta_pct.mid / 100), rows[3].baseline_value = 6.0;  // same as "exact"
+  const auto report = fidelity::check_accuracy(rows);
+  REQUIRE(report.points.size() == 4);
+  CHECK(report.points[0].ratio() == Approx(2.0));
+  CHECK(report.points[1].ratio() == Approx(0.5));
+  CHECK(report.points[3].measured == Approx(q4.ppl_delta_pct.mid));
+  const auto& s = report.by_metric.at("ppl_delta_pct");
+  CHECK(s.points == 4);
+  // |ln ratio| = ln2, ln2, 0, 0: median ln2/2, so the median ratio error is sqrt(2).
+  CHECK(s.median_ratio_error == Approx(std::sqrt(2.0)));
+  CHECK(s.median_ratio == Approx(1.0));
+  CHECK(report.points[2].inside());
+  CHECK(s.inside == Approx(double(report.points[0].inside() + report.points[1].inside() + 2) / 4));
+}
+
+TEST_CASE("fidelity::check_accuracy: rows the model cannot express are counted by reason", "[fidelity]") {
+  std::vector<measurements::LossRow> rows = {row("gptq", 7, "gptq-int4", "ppl_delta_pct", 3),
+                                             row("mmlu", 7, "q4_0", "mmlu", 60), row("noise", 7, "q8_0", "ppl_delta_pct", 0.01),
+                                             row("kv", 7, "q4_0", "kld_mean", 0.1), row("noparams", 7, "q4_0", "kld_mean", 0.1)};
+  rows[3].kv_k = "q8_0";  // K only: no term for it
+  rows[4].params_b.reset();
+  const auto report = fidelity::check_accuracy(rows);
+  CHECK(report.points.empty());
+  std::size_t skipped = 0;
+  for (const auto& [reason, n] : report.skipped) skipped += n;
+  CHECK(skipped == rows.size());
+  CHECK(report.skipped.count("parameter count not published") == 1);
+}
+
+TEST_CASE("fidelity::check_accuracy: the built-in loss dataset is compared", "[fidelity]") {
+  const auto rows = measurements::load_loss_rows();
+  REQUIRE(rows.ok());
+  const auto report = fidelity::check_accuracy(*rows);
+  REQUIRE(report.by_metric.count("ppl_delta_pct"));
+  REQUIRE(report.by_metric.count("kld_mean"));
+  CHECK(report.by_metric.at("ppl_delta_pct").points >= 50);
+  std::size_t accounted = report.points.size();
+  for (const auto& [reason, n] : report.skipped) accounted += n;
+  CHECK(accounted == rows->size());  // every row compared or left out with a reason
+}
