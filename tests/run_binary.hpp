@@ -30,6 +30,12 @@ inline constexpr bool k_address_sanitizer = false;
 inline constexpr bool k_address_sanitizer = false;
 #endif
 
+// True (with a printed reason) when the test must skip: it caps the address space.
+inline bool skip_under_address_sanitizer() {
+  if (k_address_sanitizer) WARN("skipped: the binary is built with AddressSanitizer, which cannot run under ulimit -v");
+  return k_address_sanitizer;
+}
+
 inline Run run_command(const std::string& command) {
   Run r;
   FILE* p = popen(command.c_str(), "r");

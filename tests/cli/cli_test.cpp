@@ -344,10 +344,7 @@ TEST_CASE("cli: output nobody received, and thread counts no machine has (issue 
 }
 
 TEST_CASE("cli run: a system that will not start the threads asked for runs with fewer (issue 14)", "[cli]") {
-  if (trilemma::testing::k_address_sanitizer) {
-    WARN("skipped: the binary is built with AddressSanitizer, which cannot run under ulimit -v");
-    return;
-  }
+  if (trilemma::testing::skip_under_address_sanitizer()) return;
   // 64 threads' stacks do not fit in 300 MB of address space: the pool keeps those it got.
   const auto r = trilemma::testing::run_command("(ulimit -v 300000; " + std::string(TRILEMMA_BINARY) +
                                                 " run --synthetic stories260k --threads 64 --steps 2 --quiet --json) 2>/dev/null");
@@ -356,10 +353,7 @@ TEST_CASE("cli run: a system that will not start the threads asked for runs with
 }
 
 TEST_CASE("cli run: running out of memory has its own exit code and message (issue 14)", "[cli]") {
-  if (trilemma::testing::k_address_sanitizer) {
-    WARN("skipped: the binary is built with AddressSanitizer, which cannot run under ulimit -v");
-    return;
-  }
+  if (trilemma::testing::skip_under_address_sanitizer()) return;
   // 540 MB of f32 weights in 400 MB of address space; --force skips the up-front check, which
   // looks at the machine's memory, not at this limit.
   const auto r = trilemma::testing::run_command("(ulimit -v 400000; " + std::string(TRILEMMA_BINARY) +
