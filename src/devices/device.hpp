@@ -7,6 +7,7 @@
 
 #include "types/backend.hpp"
 #include "types/compute_path.hpp"
+#include "types/cpu_read_kind.hpp"
 
 namespace trilemma::devices {
 
@@ -102,6 +103,7 @@ struct Device {
   // What the CPU cores alone were measured to read (STREAM, tinymembench, a read kernel), when
   // published: on many SoCs they reach far less of the DRAM than the GPU does.
   std::optional<double> cpu_read_gbps;
+  std::optional<CpuReadKind> cpu_read_kind;  // with cpu_read_gbps: a read-only kernel or a copy
   std::optional<double> os_reserve_gib;
 
   std::optional<double> tdp_w;

@@ -123,8 +123,7 @@ Result<std::vector<std::pair<std::string, Calibration>>> parse_fitted_calibratio
   root.raw("backends");  // the derating tables' part: roofline reads it
   std::vector<std::pair<std::string, Calibration>> out;
   if (auto devices = root.optional_map("devices")) {
-    for (const auto& kv : devices->node()) {
-      const std::string id = kv.first.Scalar();
+    for (const auto& [id, key_node] : devices->keys()) {
       out.emplace_back(id, read_calibration(devices->map(id)));
     }
     devices->finish();

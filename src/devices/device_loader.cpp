@@ -24,6 +24,13 @@ void read_memory(io::FieldReader m, Device& d) {
   d.peak_bandwidth_gbps = m.positive("peak_bandwidth_gbps");
   d.bandwidth_basis = m.choice("bandwidth_basis", k_bases);
   d.cpu_read_gbps = m.optional_positive("cpu_read_gbps");
+  if (d.cpu_read_gbps || m.has("cpu_read_kind")) {
+    std::vector<std::string> kinds;
+    for (const auto& k : k_cpu_read_kinds) kinds.emplace_back(k.name);
+    d.cpu_read_kind = cpu_read_kind_from_name(m.choice("cpu_read_kind", kinds));
+    if (!m.context().failed() && !d.cpu_read_gbps)
+      m.context().fail(m.node(), m.field("cpu_read_kind"), "says how cpu_read_gbps was measured, and there is no cpu_read_gbps");
+  }
   d.os_reserve_gib = m.optional_number("os_reserve_gib");
   if (d.os_reserve_gib && (*d.os_reserve_gib < 0 || *d.os_reserve_gib >= d.ram_gib))
     m.context().fail(m.node()["os_reserve_gib"], m.field("os_reserve_gib"), "must be >= 0 and below default_ram_gib");
@@ -302,6 +309,7 @@ std::string device_to_yaml(const Device& d) {
   out << YAML::Key << "peak_bandwidth_gbps" << YAML::Value << d.peak_bandwidth_gbps;
   out << YAML::Key << "bandwidth_basis" << YAML::Value << d.bandwidth_basis;
   if (d.cpu_read_gbps) out << YAML::Key << "cpu_read_gbps" << YAML::Value << *d.cpu_read_gbps;
+  if (d.cpu_read_kind) out << YAML::Key << "cpu_read_kind" << YAML::Value << std::string(info(*d.cpu_read_kind).name);
   if (d.os_reserve_gib) out << YAML::Key << "os_reserve_gib" << YAML::Value << *d.os_reserve_gib;
   out << YAML::EndMap;
   if (d.tdp_w || !d.power_envelope.empty()) {

@@ -93,7 +93,8 @@ void set_ranges(GlobalFit& fit, const calibration::ObservationSet& set, const Re
     };
     for (auto& c : row->bandwidth_by_class)
       if (c) widen(*c, Figure::decode);
-    if (row->bandwidth_of_measured) widen(*row->bandwidth_of_measured, Figure::decode);
+    for (auto& m : row->bandwidth_of_measured)
+      if (m) widen(*m, Figure::decode);
     for (auto& c : row->compute_by_path)
       if (c) widen(*c, Figure::prefill);
   }
@@ -118,13 +119,18 @@ std::string fitted_yaml(const GlobalFit& fit, const std::vector<DeviceFit>& devi
     bool any_bw = false;
     for (std::size_t c = 0; c < roofline::k_device_classes.size(); ++c)
       any_bw |= row->bandwidth_by_class[c] && fitted(name + ".bandwidth_fraction." + roofline::k_device_classes[c]);
-    any_bw |= row->bandwidth_of_measured && fitted(name + ".bandwidth_fraction.measured");
+    auto measured_fitted = [&](const CpuReadKindInfo& k) {
+      return row->bandwidth_of_measured[static_cast<std::size_t>(k.kind)] &&
+             fitted(name + ".bandwidth_fraction." + std::string(k.fraction_key));
+    };
+    for (const auto& k : k_cpu_read_kinds) any_bw |= measured_fitted(k);
     if (any_bw) {
       out << YAML::Key << "bandwidth_fraction" << YAML::Value << YAML::BeginMap;
-      if (row->bandwidth_of_measured && fitted(name + ".bandwidth_fraction.measured")) {
-        out << YAML::Key << roofline::k_measured_key << YAML::Value;
-        emit_range(out, *row->bandwidth_of_measured);
-      }
+      for (const auto& k : k_cpu_read_kinds)
+        if (measured_fitted(k)) {
+          out << YAML::Key << std::string(k.fraction_key) << YAML::Value;
+          emit_range(out, *row->bandwidth_of_measured[static_cast<std::size_t>(k.kind)]);
+        }
       for (std::size_t c = 0; c < roofline::k_device_classes.size(); ++c)
         if (row->bandwidth_by_class[c] && fitted(name + ".bandwidth_fraction." + roofline::k_device_classes[c])) {
           out << YAML::Key << roofline::k_device_classes[c] << YAML::Value;

@@ -51,8 +51,9 @@ GlobalFit fit_tables(const calibration::ObservationSet& set, const std::vector<s
     const auto& d = set.device(o.device);
     auto& row = t.backends[static_cast<std::size_t>(o.observation.config.backend)];
     if (!row) continue;
-    if (o.observation.config.backend == Backend::cpu && d.cpu_read_gbps) {
-      if (!row->bandwidth_of_measured) row->bandwidth_of_measured = Range{0.5, 0.75, 0.95};
+    if (o.observation.config.backend == Backend::cpu && d.cpu_read_gbps && d.cpu_read_kind) {
+      auto& slot = row->bandwidth_of_measured[static_cast<std::size_t>(*d.cpu_read_kind)];
+      if (!slot) slot = Range{0.5, 0.75, 0.95};
     } else {
       auto& slot = row->bandwidth_by_class[roofline::class_index(d.device_class).value_or(0)];
       if (!slot) slot = row->bandwidth_fraction;
@@ -75,8 +76,11 @@ GlobalFit fit_tables(const calibration::ObservationSet& set, const std::vector<s
     // A backend reaches a different share of peak bandwidth on each class of device (a
     // discrete card's GDDR against a module's shared LPDDR).
     const auto ci = roofline::class_index(d.device_class).value_or(0);
-    if (backend == Backend::cpu && d.cpu_read_gbps)
-      handle(b + ".bandwidth_fraction.measured", &*row->bandwidth_of_measured, nullptr, o.device);
+    if (backend == Backend::cpu && d.cpu_read_gbps && d.cpu_read_kind) {
+      const auto& kind = info(*d.cpu_read_kind);
+      handle(b + ".bandwidth_fraction." + std::string(kind.fraction_key),
+             &*row->bandwidth_of_measured[static_cast<std::size_t>(kind.kind)], nullptr, o.device);
+    }
     else
       handle(b + ".bandwidth_fraction." + d.device_class, &*row->bandwidth_by_class[ci], nullptr, o.device);
     // Prefill informs the matrix path's fraction, decode the vector path's (they are one path

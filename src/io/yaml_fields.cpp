@@ -255,10 +255,23 @@ std::vector<FieldReader> FieldReader::map_list(const std::string& key) {
 
 YAML::Node FieldReader::raw(const std::string& key) { return lookup(key); }
 
+std::vector<FieldReader::Key> FieldReader::keys() {
+  std::vector<Key> out;
+  if (!m_node.IsMap()) return out;
+  for (const auto& kv : m_node) {
+    if (!kv.first.IsScalar()) {
+      m_ctx.fail(kv.first, m_path, "a key must be text, got " + describe(kv.first));
+      continue;
+    }
+    out.push_back({kv.first.Scalar(), kv.first});
+  }
+  return out;
+}
+
 void FieldReader::finish() {
   if (!m_node.IsMap()) return;
   for (const auto& kv : m_node) {
-    const std::string key = kv.first.Scalar();
+    const std::string key = kv.first.IsScalar() ? kv.first.Scalar() : std::string();
     if (!m_used.count(key)) {
       m_ctx.fail(kv.first, field(key), "unknown key");
       return;

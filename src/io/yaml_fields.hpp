@@ -64,6 +64,14 @@ class FieldReader {
   std::vector<FieldReader> map_list(const std::string& key);
   // The raw node, for formats read by hand; marks the key as used.
   YAML::Node raw(const std::string& key);
+  // The keys of this mapping, for tables keyed by name (none when it is not a mapping, which the
+  // constructor already reported). A key that is not text fails the context and is left out.
+  // Iterate these, never node(): iterating a list as a mapping throws inside yaml-cpp.
+  struct Key {
+    std::string text;
+    YAML::Node node;  // for the error position
+  };
+  std::vector<Key> keys();
 
   // Reports the first key that no call above asked for.
   void finish();

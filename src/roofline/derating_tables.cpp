@@ -27,18 +27,17 @@ std::optional<std::size_t> path_index(const std::string& name) {
 // paths (and, for bandwidth, `measured`).
 template <std::size_t N, class Index>
 void read_keyed_ranges(io::FieldReader m, Range& fallback, std::array<std::optional<Range>, N>& named,
-                       std::optional<Range>* measured, Index index_of, const std::string& what, bool need_default) {
+                       std::array<std::optional<Range>, k_cpu_read_kinds.size()>* measured, Index index_of, const std::string& what, bool need_default) {
   if (need_default || m.has("default")) fallback = read_range(m.map("default"));
-  for (const auto& kv : m.node()) {
-    const std::string key = kv.first.Scalar();
+  for (const auto& [key, key_node] : m.keys()) {
     if (key == "default") continue;
-    if (measured && key == k_measured_key) {
-      *measured = read_range(m.map(key));
+    if (const auto kind = cpu_read_kind_from_fraction_key(key); measured && kind) {
+      (*measured)[static_cast<std::size_t>(*kind)] = read_range(m.map(key));
       continue;
     }
     const auto i = index_of(key);
     if (!i) {
-      m.context().fail(kv.first, m.field(key), "unknown " + what + " '" + key + "'");
+      m.context().fail(key_node, m.field(key), "unknown " + what + " '" + key + "'");
       m.raw(key);
       continue;
     }
@@ -70,11 +69,10 @@ void read_backend(io::FieldReader row, BackendDerating& b, bool prior) {
     read_keyed_ranges(row.map("compute_fraction"), b.compute_fraction, b.compute_by_path, nullptr, path_index,
                       "compute path", prior);
   if (auto f = row.optional_map("compute_factor")) {
-    for (const auto& kv : f->node()) {
-      const std::string key = kv.first.Scalar();
+    for (const auto& [key, key_node] : f->keys()) {
       const auto w = weight_format_from_name(key);
       if (!w) {
-        f->context().fail(kv.first, f->field(key), "unknown weight format '" + key + "'");
+        f->context().fail(key_node, f->field(key), "unknown weight format '" + key + "'");
         f->raw(key);
         continue;
       }
@@ -84,14 +82,13 @@ void read_backend(io::FieldReader row, BackendDerating& b, bool prior) {
   }
   if (auto a = row.optional_map("attention_fraction")) b.attention_fraction = read_range(*a);
   if (auto chunk = row.optional_map("prefill_chunk")) {
-    for (const auto& kv : chunk->node()) {
-      const std::string key = kv.first.Scalar();
+    for (const auto& [key, key_node] : chunk->keys()) {
       if (const auto i = class_index(key)) {
         const auto n = chunk->count(key);
-        if (n == 0) chunk->context().fail(kv.second, chunk->field(key), "must be >= 1");
+        if (n == 0) chunk->context().fail(key_node, chunk->field(key), "must be >= 1");
         b.prefill_chunk_by_class[*i] = n;
       } else {
-        chunk->context().fail(kv.first, chunk->field(key), "unknown device class '" + key + "'");
+        chunk->context().fail(key_node, chunk->field(key), "unknown device class '" + key + "'");
         chunk->raw(key);
       }
     }
@@ -102,8 +99,7 @@ void read_backend(io::FieldReader row, BackendDerating& b, bool prior) {
   if (auto v = row.optional_number("overhead_us_per_layer")) b.overhead_us_per_layer = *v;
   if (auto r = row.optional_map("runtime_mib")) {
     if (prior || r->has("default")) b.runtime_mib = r->number("default");
-    for (const auto& kv : r->node()) {
-      const std::string key = kv.first.Scalar();
+    for (const auto& [key, key_node] : r->keys()) {
       if (key == "default") continue;
       // A device class, or the engine name of another runtime (data/measurements' `engine`).
       if (const auto i = class_index(key)) b.runtime_by_class[*i] = r->number(key);
@@ -122,11 +118,10 @@ void read_backend(io::FieldReader row, BackendDerating& b, bool prior) {
 // Rows keyed by backend name.
 template <class Each>
 void read_backend_rows(io::FieldReader rows, Each each) {
-  for (const auto& kv : rows.node()) {
-    const std::string name = kv.first.Scalar();
+  for (const auto& [name, key_node] : rows.keys()) {
     const auto backend = backend_from_name(name);
     if (!backend) {
-      rows.context().fail(kv.first, rows.field(name), "unknown backend '" + name + "' (expected one of: " + backend_names() + ")");
+      rows.context().fail(key_node, rows.field(name), "unknown backend '" + name + "' (expected one of: " + backend_names() + ")");
       rows.raw(name);
       continue;
     }

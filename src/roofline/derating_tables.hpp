@@ -11,6 +11,7 @@
 
 #include "types/backend.hpp"
 #include "types/compute_path.hpp"
+#include "types/cpu_read_kind.hpp"
 #include "types/estimate.hpp"
 #include "types/result.hpp"
 #include "types/weight_format.hpp"
@@ -20,15 +21,14 @@ namespace trilemma::roofline {
 // Device classes as devices/README.md defines them; tables keyed by class list them all.
 inline constexpr std::array<const char*, 7> k_device_classes = {"phone", "laptop", "desktop", "board", "module", "mcu", "gpu"};
 std::optional<std::size_t> class_index(const std::string& device_class);
-// The key of `bandwidth_fraction` that stands for a measured CPU read bandwidth.
-inline constexpr const char* k_measured_key = "measured";
 
 struct BackendDerating {
   Range bandwidth_fraction;                                   // default over classes
   std::array<std::optional<Range>, k_device_classes.size()> bandwidth_by_class;
   // CPU backends on a device whose cores' read bandwidth was measured: a fraction of that
-  // measurement instead of the class's fraction of the DRAM peak.
-  std::optional<Range> bandwidth_of_measured;
+  // measurement instead of the class's fraction of the DRAM peak, one per kind of measurement
+  // (`measured_read`, `measured_copy`; types/cpu_read_kind.hpp).
+  std::array<std::optional<Range>, k_cpu_read_kinds.size()> bandwidth_of_measured;
   Range compute_fraction;                                     // default over paths
   std::array<std::optional<Range>, static_cast<std::size_t>(ComputePath::count)> compute_by_path;
   // A weight format's matrix products cost more or less than its path's reference format (Q4_K

@@ -62,10 +62,12 @@ std::optional<Efficiency> efficiency(const DeratingTables& tables, const devices
   e.decode_path = matvec_path(d, backend, weights).value_or(*path);
   e.bandwidth_gbps = d.peak_bandwidth_gbps;
   e.bandwidth_fraction = row->bandwidth(d.device_class);
-  const bool measured = info(backend).kind == BackendKind::cpu && d.cpu_read_gbps && row->bandwidth_of_measured;
+  const std::optional<Range>* of_measured =
+      d.cpu_read_kind ? &row->bandwidth_of_measured[static_cast<std::size_t>(*d.cpu_read_kind)] : nullptr;
+  const bool measured = info(backend).kind == BackendKind::cpu && d.cpu_read_gbps && of_measured && *of_measured;
   if (measured) {
     e.bandwidth_gbps = *d.cpu_read_gbps;
-    e.bandwidth_fraction = *row->bandwidth_of_measured;
+    e.bandwidth_fraction = **of_measured;
   }
   const double factor = row->compute_factor(weights);
   auto scaled = [factor](Range r) { return Range{r.low * factor, r.mid * factor, r.high * factor}; };
@@ -80,7 +82,7 @@ std::optional<Efficiency> efficiency(const DeratingTables& tables, const devices
   const std::string backend_name(info(backend).name);
   if (with_basis)
     e.basis = "derating: devices/derating.yaml " + backend_name + " (" +
-            (measured ? "measured CPU read " + fixed2(e.bandwidth_gbps) + " GB/s" : d.device_class + " peak") +
+            (measured ? "measured CPU " + std::string(info(*d.cpu_read_kind).name) + " " + fixed2(e.bandwidth_gbps) + " GB/s" : d.device_class + " peak") +
             " x" + fixed2(e.bandwidth_fraction.mid) + ", " + std::string(info(*path).name) + " x" +
             fixed2(e.compute_fraction.mid) + "); " + row->source;
   const devices::BackendCalibration* cal = d.calibration ? d.calibration->find(backend_name) : nullptr;

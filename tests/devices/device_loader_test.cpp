@@ -84,6 +84,26 @@ TEST_CASE("devices::parse_device: one fixture per failure class names file, line
   SECTION("id not hyphenated") { expect_error(replace(k_valid, "id: test-board", "id: Test_Board"), "not a lowercase hyphenated id"); }
   SECTION("source without url or basis") { expect_error(replace(k_valid, "    url: https://example.org/spec\n", "    note: trust me\n"), "a source needs a url or a basis"); }
   SECTION("not a mapping") { expect_error("- just\n- a list\n", "expected a mapping"); }
+  SECTION("a CPU read measurement without its kind, or a kind without it") {
+    expect_error(replace(k_valid, "  bandwidth_basis: derived\n", "  bandwidth_basis: derived\n  cpu_read_gbps: 9\n"),
+                 "memory.cpu_read_kind: required field is missing");
+    expect_error(replace(k_valid, "  bandwidth_basis: derived\n", "  bandwidth_basis: derived\n  cpu_read_kind: read\n"),
+                 "memory.cpu_read_kind: says how cpu_read_gbps was measured, and there is no cpu_read_gbps");
+    expect_error(replace(k_valid, "  bandwidth_basis: derived\n", "  bandwidth_basis: derived\n  cpu_read_gbps: 9\n  cpu_read_kind: triad\n"),
+                 "memory.cpu_read_kind: unknown value 'triad'");
+  }
+}
+
+TEST_CASE("devices::parse_device: a CPU read measurement says whether it read or copied", "[devices]") {
+  auto d = devices::parse_device(replace(k_valid, "  bandwidth_basis: derived\n", "  bandwidth_basis: derived\n  cpu_read_gbps: 9\n  cpu_read_kind: copy\n"),
+                                 "devices/test-board.yaml", "test-board");
+  REQUIRE(d.ok());
+  CHECK(d->cpu_read_gbps == 9.0);
+  CHECK(d->cpu_read_kind == CpuReadKind::copy);
+  auto back = devices::parse_device(devices::device_to_yaml(*d), "round-trip", "test-board");
+  REQUIRE(back.ok());
+  CHECK(back->cpu_read_kind == CpuReadKind::copy);
+  CHECK_FALSE(devices::parse_device(k_valid, "devices/test-board.yaml", "test-board")->cpu_read_kind);
 }
 
 TEST_CASE("devices::builtin_devices: the database loads, 35+ devices from MCU to GPU", "[devices]") {
@@ -163,6 +183,8 @@ TEST_CASE("devices::device_to_yaml: every field of a built-in device survives a 
     REQUIRE(back.ok());
     CHECK(back->csv_id == d.csv_id);
     CHECK(back->data_rate_mts == d.data_rate_mts);
+    CHECK(back->cpu_read_gbps == d.cpu_read_gbps);
+    CHECK(back->cpu_read_kind == d.cpu_read_kind);
     CHECK(back->tdp_w == d.tdp_w);
     CHECK(back->gpu_fp16_tensor_tflops == d.gpu_fp16_tensor_tflops);
     CHECK(back->gpu_int8_tensor_tops == d.gpu_int8_tensor_tops);

@@ -41,7 +41,7 @@ double table_value(const roofline::DeratingTables& t, const std::string& name) {
   auto after = [&](const std::string& prefix) { return rest.substr(prefix.size()); };
   if (rest.rfind("bandwidth_fraction.", 0) == 0) {
     const auto key = after("bandwidth_fraction.");
-    if (key == "measured") return row->bandwidth_of_measured->mid;
+    if (const auto kind = cpu_read_kind_from_fraction_key(key)) return row->bandwidth_of_measured[static_cast<std::size_t>(*kind)]->mid;
     return row->bandwidth(key).mid;
   }
   if (rest.rfind("compute_fraction.", 0) == 0) return row->compute(compute_path_from_name(after("compute_fraction.")).value()).mid;

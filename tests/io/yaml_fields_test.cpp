@@ -60,3 +60,27 @@ TEST_CASE("io::FieldReader: looking up a missing key leaves the document as it w
   CHECK(seen == 2);
   CHECK(rows.node().size() == 2);
 }
+
+TEST_CASE("io::FieldReader::keys: a list or a non-text key where names are expected is an error, not a throw (fuzz finding, issue 14)", "[io]") {
+  // Iterating a list as a mapping throws YAML::InvalidNode inside yaml-cpp; the tables keyed by
+  // name (backends, device classes, formats) did that on "backends: [- cpu: ...]" and aborted.
+  for (const std::string text : {"backends:\n - cpu: {}\n", "backends: 3\n", "backends:\n  [a, b]: 1\n"}) {
+    CAPTURE(text);
+    auto doc = io::parse_yaml(text, "d.yaml");
+    REQUIRE(doc.ok());
+    io::YamlContext ctx("d.yaml");
+    io::FieldReader root(ctx, *doc, "");
+    auto rows = root.map("backends");
+    CHECK(rows.keys().empty());
+    REQUIRE(ctx.failed());
+    CHECK(ctx.error().to_string().find("backends") != std::string::npos);
+  }
+  auto doc = io::parse_yaml("backends: {cpu: 1, gpu: 2}\n", "d.yaml");
+  REQUIRE(doc.ok());
+  io::YamlContext ctx("d.yaml");
+  io::FieldReader root(ctx, *doc, "");
+  std::vector<std::string> names;
+  for (const auto& k : root.map("backends").keys()) names.push_back(k.text);
+  CHECK(names == std::vector<std::string>{"cpu", "gpu"});
+  CHECK_FALSE(ctx.failed());
+}

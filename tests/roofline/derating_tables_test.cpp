@@ -27,7 +27,8 @@ const std::string k_valid = R"(backends:
     bandwidth_fraction:
       default: {low: 0.4, mid: 0.5, high: 0.6}
       phone: {low: 0.3, mid: 0.4, high: 0.5}
-      measured: {low: 0.7, mid: 0.8, high: 0.9}
+      measured_copy: {low: 0.7, mid: 0.8, high: 0.9}
+      measured_read: {low: 0.85, mid: 0.9, high: 0.95}
     compute_fraction:
       default: {low: 0.2, mid: 0.25, high: 0.3}
       cpu_int8_matmul: {low: 0.1, mid: 0.15, high: 0.2}
@@ -64,8 +65,10 @@ TEST_CASE("roofline::parse_derating_tables: a valid table, by class, path, forma
   REQUIRE(cpu);
   CHECK(cpu->bandwidth("phone").mid == 0.4);
   CHECK(cpu->bandwidth("laptop").mid == 0.5);  // the default
-  REQUIRE(cpu->bandwidth_of_measured);
-  CHECK(cpu->bandwidth_of_measured->mid == 0.8);
+  REQUIRE(cpu->bandwidth_of_measured[static_cast<std::size_t>(CpuReadKind::copy)]);
+  CHECK(cpu->bandwidth_of_measured[static_cast<std::size_t>(CpuReadKind::copy)]->mid == 0.8);
+  REQUIRE(cpu->bandwidth_of_measured[static_cast<std::size_t>(CpuReadKind::read)]);
+  CHECK(cpu->bandwidth_of_measured[static_cast<std::size_t>(CpuReadKind::read)]->mid == 0.9);
   CHECK(cpu->compute(ComputePath::cpu_int8_matmul).mid == 0.15);
   CHECK(cpu->compute(ComputePath::cpu_fp32).mid == 0.25);
   CHECK(cpu->compute_factor(WeightFormat::q4_k_m) == 0.8);
@@ -80,6 +83,8 @@ TEST_CASE("roofline::parse_derating_tables: a valid table, by class, path, forma
 
 TEST_CASE("roofline::parse_derating_tables: every failure class names file, line and field", "[roofline]") {
   expect_error("backends: [", "malformed YAML");
+  expect_error("backends:\n - cpu: {}\n", "backends: expected a mapping, got a list");  // threw before (fuzz finding)
+  expect_error(replace(k_valid, "    compute_factor: {q4_k_m: 0.8}", "    compute_factor: [q4_k_m]"), "compute_factor: expected a mapping");
   expect_error(replace(k_valid, "  cpu:\n", "  tpu:\n"), "unknown backend 'tpu'");
   expect_error(replace(k_valid, "      phone: {low", "      phablet: {low"), "unknown device class 'phablet'");
   expect_error(replace(k_valid, "      cpu_int8_matmul:", "      cpu_int9:"), "unknown compute path 'cpu_int9'");
@@ -158,10 +163,18 @@ TEST_CASE("roofline::efficiency: the compute path follows the weight format and 
   auto pi4 = devices::resolve_device("raspberry-pi-4").value();
   pi4.calibration.reset();
   CHECK(efficiency(tables, pi4, Backend::cpu, WeightFormat::q4_0)->path == ComputePath::cpu_fp32);
-  // Its measured CPU read bandwidth, not the DRAM peak, is what the fraction applies to.
+  // Its measured CPU read bandwidth, not the DRAM peak, is what the fraction applies to: the
+  // fraction for a read-only kernel's figure (tinymembench), where a STREAM Copy figure (the
+  // RK3588's) takes the copy fraction.
   REQUIRE(pi4.cpu_read_gbps);
+  REQUIRE(pi4.cpu_read_kind == CpuReadKind::read);
   CHECK(efficiency(tables, pi4, Backend::cpu, WeightFormat::q4_0)->bandwidth_gbps == *pi4.cpu_read_gbps);
-  CHECK(efficiency(tables, pi4, Backend::cpu, WeightFormat::q4_0)->bandwidth_fraction.mid == 0.8);
+  CHECK(efficiency(tables, pi4, Backend::cpu, WeightFormat::q4_0)->bandwidth_fraction.mid == 0.9);
+  auto rk3588 = devices::resolve_device("rk3588").value();
+  rk3588.calibration.reset();
+  REQUIRE(rk3588.cpu_read_kind == CpuReadKind::copy);
+  CHECK(efficiency(tables, rk3588, Backend::cpu, WeightFormat::q4_0)->bandwidth_gbps == *rk3588.cpu_read_gbps);
+  CHECK(efficiency(tables, rk3588, Backend::cpu, WeightFormat::q4_0)->bandwidth_fraction.mid == 0.8);
   // No row for the backend, or a format it does not run: no efficiency.
   CHECK_FALSE(efficiency(tables, phone, Backend::qnn, WeightFormat::w4a16));
   const auto merged = *derating_tables().value();
