@@ -103,6 +103,8 @@ json device_json(const devices::Device& d) {
           {"ram_gib", d.ram_gib}, {"ram_options_gib", d.ram_options_gib}, {"usable_gib", devices::usable_memory_gib(d)},
           {"unified_memory", d.unified_memory}, {"memory_type", d.memory_type},
           {"peak_bandwidth_gbps", d.peak_bandwidth_gbps}, {"bandwidth_basis", d.bandwidth_basis},
+          {"cpu_read_gbps", optional_json(d.cpu_read_gbps)},
+          {"cpu_read_kind", d.cpu_read_kind ? json(std::string(info(*d.cpu_read_kind).name)) : json()},
           {"tdp_w", d.tdp_w ? json(*d.tdp_w) : json()}, {"isa", d.isa}, {"clusters", clusters},
           {"cpu_peak_gflops", d.cpu_peak_gflops()}, {"features", d.cpu_features}, {"backends", d.backends},
           {"gpu", d.gpu_name}, {"gpu_fp32_tflops", d.gpu_fp32_tflops ? json(*d.gpu_fp32_tflops) : json()},
@@ -143,7 +145,11 @@ int show(const std::string& id, bool as_json) {
   std::cout << d->name << " (" << d->id << ", " << d->device_class << ")\n"
             << "  memory     " << fixed(d->ram_gib, 1) << " GiB " << d->memory_type << ", usable "
             << fixed(devices::usable_memory_gib(*d), 2) << " GiB, " << (d->unified_memory ? "unified" : "dedicated") << "\n"
-            << "  bandwidth  " << fixed(d->peak_bandwidth_gbps, 1) << " GB/s (" << d->bandwidth_basis << ")\n"
+            << "  bandwidth  " << fixed(d->peak_bandwidth_gbps, 1) << " GB/s (" << d->bandwidth_basis << ")"
+            << (d->cpu_read_gbps && d->cpu_read_kind ? "; CPU cores measured " + fixed(*d->cpu_read_gbps, 2) + " GB/s (" +
+                                                           std::string(info(*d->cpu_read_kind).name) + ")"
+                                                     : std::string())
+            << "\n"
             << "  cpu        " << d->isa << ", " << d->total_cores() << " cores, peak " << fixed(d->cpu_peak_gflops(), 0) << " GFLOP/s FP32\n";
   for (const auto& c : d->clusters)
     std::cout << "             " << c.cores << " x " << c.core << " @ " << fixed(c.clock_ghz, 2) << " GHz (" << c.kind << ")\n";
