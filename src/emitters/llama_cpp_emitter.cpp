@@ -1,7 +1,10 @@
 // llama.cpp: a `llama-server` launch script and the same arguments as an argument file, one
-// option per line. Flags as in llama.cpp common/arg.cpp (b6325 or later, where `-fa` takes
-// on|off|auto). A quantized V cache needs flash attention (llama.cpp issue #10378: "V cache
-// quantization requires flash_attn"), so `-fa on` goes with any quantized KV type.
+// option per line. Flags as in llama.cpp common/arg.cpp of the build docs/emitters.md names
+// (k_llama_cpp_build): `-fa on|off|auto`; speculative decoding by `--spec-type draft-simple`
+// and `--spec-draft-n-max/-n-min` (PR #22964, which removed `--draft-max/--draft-min`); memory
+// by `--load-mode` (PR #20834; `--mlock` and `--no-mmap` became aliases where the last one
+// wins, then were removed). A quantized V cache needs flash attention (llama.cpp issue #10378:
+// "V cache quantization requires flash_attn"), so `-fa on` goes with any quantized KV type.
 #include <array>
 
 #include "emitters/emit_functions.hpp"
@@ -32,7 +35,16 @@ std::string quoted(const std::string& v) {
   return s + "'";
 }
 
+// The llama.cpp build whose flags this emitter writes (docs/emitters.md keeps the flag list).
+constexpr std::string_view k_llama_cpp_build = "b10587";
+
 std::string ngl(const PlanFacts& f) { return f.layers ? std::to_string(f.layers + 1) : "999"; }
+
+std::string setting_of(const Emission& e, const std::string& flag) {
+  for (const auto& [k, v] : e.settings)
+    if (k == flag) return v;
+  return {};
+}
 
 }  // namespace
 
@@ -50,10 +62,21 @@ Result<Emission> emit_llama_cpp(const solver::PlanDocument& plan) {
   set("-b", std::to_string(f.batch));
   set("-ub", std::to_string(f.ubatch));
   notes.push_back("-b/-ub: llama.cpp's defaults (2048/512) capped at the plan's context");
-  const std::string kv(info(c.kv_type).name);
+  std::string kv(info(c.kv_type).name);
+  // llama.cpp refuses a quantized cache whose head size is not a whole number of its blocks
+  // (stories260K's head size 8 with q8_0's 32-element blocks fails to create the context).
+  const std::uint32_t block = info(c.kv_type).block_elems;
+  const bool kv_fits = block <= 1 || !f.head_dim || f.head_dim % block == 0;
+  if (!kv_fits) {
+    e.not_expressed.push_back({"kv_type", kv,
+                               "llama.cpp needs the head size (" + std::to_string(f.head_dim) + ") to be a multiple of " + kv +
+                                   "'s " + std::to_string(block) + "-element block",
+                               "f16"});
+    kv = "f16";
+  }
   set("-ctk", kv);
   set("-ctv", kv);
-  if (c.kv_type == TensorType::q8_0 || c.kv_type == TensorType::q4_0) {
+  if (kv_fits && (c.kv_type == TensorType::q8_0 || c.kv_type == TensorType::q4_0)) {
     set("-fa", "on");
     notes.push_back("-fa on: a quantized V cache requires flash attention (llama.cpp #10378); builds before b6325 take a bare -fa");
   }
@@ -68,24 +91,26 @@ Result<Emission> emit_llama_cpp(const solver::PlanDocument& plan) {
   }
   if (c.speculative.has_draft_weights()) {
     set("-md", f.draft_file);
-    set("--draft-max", std::to_string(c.speculative.draft_len));
-    set("--draft-min", std::to_string(c.speculative.draft_len));
+    // Without a type a draft file alone does not turn speculation on (the default is none).
+    set("--spec-type", "draft-simple");
+    set("--spec-draft-n-max", std::to_string(c.speculative.draft_len));
+    set("--spec-draft-n-min", std::to_string(c.speculative.draft_len));
     if (f.gpu && build) set("-ngld", "999");
-    notes.push_back("--draft-min = --draft-max: the estimate assumes g = " + std::to_string(c.speculative.draft_len) +
+    notes.push_back("--spec-draft-n-min = --spec-draft-n-max: the estimate assumes g = " + std::to_string(c.speculative.draft_len) +
                     " drafted tokens per target pass");
     if (c.speculative.kind == DraftKind::self)
       notes.push_back("self-speculation: the draft is a " + std::string(info(c.speculative.draft_weights).name) +
                       " copy of the same model");
   }
-  if (f.mlock) {
-    set("--mlock", "");
-    notes.push_back("--mlock: the plan leaves " + std::to_string(static_cast<int>(f.memory_headroom * 100 + 0.5)) +
+  // One --load-mode carries both choices (the old --mlock --no-mmap pair kept only the last).
+  if (f.mlock || f.no_mmap) set("--load-mode", f.mlock ? (f.no_mmap ? "mlock" : "mmap+mlock") : "none");
+  if (f.mlock)
+    notes.push_back("--load-mode " + setting_of(e, "--load-mode") + ": the plan leaves " +
+                    std::to_string(static_cast<int>(f.memory_headroom * 100 + 0.5)) +
                     "% of usable memory free; pinning keeps the weights the estimate counts as resident");
-  }
-  if (f.no_mmap) {
-    set("--no-mmap", "");
-    notes.push_back("--no-mmap: weights live in VRAM on a discrete GPU; a host mapping would only add resident memory");
-  }
+  if (f.no_mmap)
+    notes.push_back("--load-mode " + setting_of(e, "--load-mode") +
+                    ": no mapping, the weights live in VRAM on a discrete GPU; a host mapping would only add resident memory");
 
   common_not_expressed(f, "llama.cpp", e.not_expressed);
   switch (c.kv_strategy) {
@@ -111,6 +136,8 @@ Result<Emission> emit_llama_cpp(const solver::PlanDocument& plan) {
   std::string script = "#!/bin/sh\n";
   std::string args;
   for (const auto& h : header_lines(f, "llama.cpp")) script += "# " + h + "\n", args += "# " + h + "\n";
+  script += "# flags of llama.cpp " + std::string(k_llama_cpp_build) + " or later (docs/emitters.md)\n";
+  args += "# flags of llama.cpp " + std::string(k_llama_cpp_build) + " or later (docs/emitters.md)\n";
   if (build) script += "# build: " + std::string(build->cmake) + " && cmake --build build --target llama-server\n";
   for (const auto& n : notes) script += "# " + n + "\n";
   for (const auto& n : e.not_expressed) script += "# " + describe(n) + "\n", args += "# " + describe(n) + "\n";

@@ -20,7 +20,7 @@ struct MlcQuant {
 constexpr std::array k_quant = {
     MlcQuant{WeightFormat::f32, "", "q0f32", true},
     MlcQuant{WeightFormat::f16, "q0f16", "q0f32", true},
-    MlcQuant{WeightFormat::bf16, "q0f16", "q0f32", false},
+    MlcQuant{WeightFormat::bf16, "q0bf16", "q0f32", true},
     MlcQuant{WeightFormat::q4_0, "q4f16_1", "q4f32_1", false},
     MlcQuant{WeightFormat::q4_k_m, "q4f16_1", "q4f32_1", false},
     MlcQuant{WeightFormat::q3_k_m, "q3f16_1", "", false},
@@ -41,7 +41,9 @@ Result<Emission> emit_mlc_llm(const solver::PlanDocument& plan) {
   const MlcQuant* q = nullptr;
   for (const auto& row : k_quant)
     if (row.weights == c.weights) q = &row;
-  const bool want_f32 = c.kv_type == TensorType::f32 || c.weights == WeightFormat::f32;
+  // f32 activations (and so an f32 KV cache) only with f32 weights: q0f32 for f16 weights
+  // would store every weight in f32, twice the memory the plan budgets.
+  const bool want_f32 = c.weights == WeightFormat::f32;
   std::string code;
   if (q) code = std::string(want_f32 && !q->f32.empty() ? q->f32 : (q->f16.empty() ? q->f32 : q->f16));
   if (!q) {
@@ -56,9 +58,21 @@ Result<Emission> emit_mlc_llm(const solver::PlanDocument& plan) {
   const std::string act = code.empty() ? "f16" : (code.find("f32") != std::string::npos ? "f32" : "f16");
   const std::string kv(info(c.kv_type).name);
   if (kv != act)
-    e.not_expressed.push_back({"kv_type", kv, "MLC LLM stores the KV cache in the activation dtype (" + act + ")", act});
+    e.not_expressed.push_back({"kv_type", kv,
+                               "MLC LLM stores the KV cache in the activation dtype (" + act + ")" +
+                                   (kv == "f32" && act != "f32" ? "; an f32 code would also store the weights in f32" : ""),
+                               act});
 
-  if (c.kv_strategy == KvStrategy::sliding) {
+  // gen_config copies sliding_window_size from the model config class, which only some model
+  // types have (mlc_llm/model/mistral, ministral3, gpt_oss); others ignore the field.
+  const std::string& arch = f.architecture;
+  const bool mlc_slides = arch == "mistral" || arch == "ministral3" || arch == "gpt_oss";
+  if (c.kv_strategy == KvStrategy::sliding && !mlc_slides)
+    e.not_expressed.push_back({"kv_strategy", "sliding " + std::to_string(c.window) + "+" + std::to_string(c.sinks),
+                               "MLC LLM applies sliding_window_size only to mistral-type models, not " +
+                                   (arch.empty() ? std::string("this model") : arch),
+                               "a full context window"});
+  if (c.kv_strategy == KvStrategy::sliding && mlc_slides) {
     e.settings.emplace_back("context_window_size", "-1");
     e.settings.emplace_back("sliding_window_size", std::to_string(c.window));
     e.settings.emplace_back("attention_sink_size", std::to_string(c.sinks));

@@ -1,6 +1,8 @@
 // Ollama: a Modelfile (FROM + PARAMETER lines, docs/modelfile.md) and an environment file with
 // the server-wide settings Ollama reads for the KV cache: OLLAMA_KV_CACHE_TYPE (f16, q8_0,
 // q4_0) and OLLAMA_FLASH_ATTENTION, which a quantized KV cache requires (docs/faq.md).
+#include <filesystem>
+
 #include "emitters/emit_functions.hpp"
 #include "emitters/plan_facts.hpp"
 
@@ -14,8 +16,20 @@ Result<Emission> emit_ollama(const solver::PlanDocument& plan) {
   std::vector<std::string> notes;
   auto set = [&](const std::string& name, const std::string& value) { e.settings.emplace_back(name, value); };
 
-  const bool relative = f.model_file.find('/') == std::string::npos;
-  set("FROM", relative ? "./" + f.model_file : f.model_file);
+  // Ollama resolves a relative FROM against the Modelfile's directory (parser.go expandPath),
+  // not the directory the plan was made in: a bare derived name means "beside the Modelfile",
+  // a path the plan names is made absolute.
+  const bool bare = f.model_file.find('/') == std::string::npos;
+  std::string from = bare ? "./" + f.model_file : f.model_file;
+  if (!bare && f.model_file.front() != '/' && f.model_file.front() != '~') {
+    std::error_code ec;
+    const auto absolute = std::filesystem::absolute(f.model_file, ec);
+    if (!ec) {
+      from = absolute.lexically_normal().string();
+      notes.push_back("FROM: absolute, because Ollama reads a relative FROM against the Modelfile's directory");
+    }
+  }
+  set("FROM", from);
   set("num_ctx", std::to_string(c.context));
   if (c.threads) set("num_thread", std::to_string(c.threads));
   set("num_predict", std::to_string(f.num_predict));
@@ -25,6 +39,10 @@ Result<Emission> emit_ollama(const solver::PlanDocument& plan) {
     e.not_expressed.push_back({"backend", backend_name, "Ollama has no " + backend_name + " backend", "cpu (num_gpu 0)"});
   set("num_gpu", ollama_gpu ? (f.layers ? std::to_string(f.layers + 1) : "999") : "0");
   notes.push_back(ollama_gpu ? "num_gpu: every layer on the " + backend_name + " backend" : "num_gpu 0: the plan runs on the CPU");
+  if (f.no_mmap) {
+    set("use_mmap", "false");
+    notes.push_back("use_mmap false: the weights live in VRAM on a discrete GPU; a host mapping would only add resident memory");
+  }
 
   std::string kv(info(c.kv_type).name);
   if (c.kv_type == TensorType::f32) {
@@ -52,7 +70,8 @@ Result<Emission> emit_ollama(const solver::PlanDocument& plan) {
     e.not_expressed.push_back({"kv_strategy", "paged", "Ollama sizes its KV cache for num_ctx up front",
                                "a contiguous cache of num_ctx tokens"});
   if (f.mlock)
-    e.not_expressed.push_back({"memory", "mlock", "Modelfiles cannot pin memory; Ollama decides memory mapping itself", ""});
+    e.not_expressed.push_back({"memory", "mlock", "Ollama dropped use_mlock (a deprecated parameter: parser.go warns and ignores it)", ""});
+
 
   std::string modelfile, env;
   for (const auto& h : header_lines(f, "Ollama")) modelfile += "# " + h + "\n", env += "# " + h + "\n";

@@ -44,8 +44,23 @@ PlanFacts plan_facts(const solver::PlanDocument& plan) {
   f.config = plan.config;
   f.model_id = field<std::string>(raw, {"model", "id"}, plan.model);
   f.model_path = field<std::string>(raw, {"model", "path"}, "");
-  f.model_file_derived = f.model_path.empty();
+  f.architecture = field<std::string>(raw, {"model", "architecture"}, "");
+  f.stored_format = field<std::string>(raw, {"model", "stored_format"}, "");
+  // A plan pinned to other weights than its file holds (q8_0 from an f32 file) runs a file the
+  // export writes, not the source.
+  const bool other_weights = !f.model_path.empty() && !f.stored_format.empty() &&
+                             f.stored_format != info(info(f.config.weights).bulk).name;
+  f.model_file_derived = f.model_path.empty() || other_weights;
   f.model_file = f.model_file_derived ? gguf_name(f.model_id, f.config.weights) : f.model_path;
+  if (other_weights) {
+    const auto slash = f.model_path.rfind('/');
+    if (slash != std::string::npos) f.model_file = f.model_path.substr(0, slash + 1) + f.model_file;
+    const auto& w = info(f.config.weights);
+    if (w.engine_type && !w.llama_cpp.empty())  // what `export` writes (f16, q8_0, q4_0, f32)
+      f.produce_with = "trilemma export --plan PLAN.json --out " + f.model_file;
+    else if (!w.llama_cpp.empty())
+      f.produce_with = "llama-quantize " + f.model_path + " " + f.model_file + " " + std::string(w.llama_cpp);
+  }
   const auto& spec = f.config.speculative;
   if (spec.kind == DraftKind::model) f.draft_file = gguf_name(spec.draft_model, spec.draft_weights);
   if (spec.kind == DraftKind::self) f.draft_file = gguf_name(f.model_id, spec.draft_weights);
@@ -54,6 +69,7 @@ PlanFacts plan_facts(const solver::PlanDocument& plan) {
   f.scenario = plan.scenario;
   f.summary = describe(f.config);
   f.layers = field<std::uint32_t>(raw, {"model", "shape", "layers"}, 0);
+  f.head_dim = field<std::uint32_t>(raw, {"model", "shape", "head_dim"}, 0);
   f.gpu = f.config.backend != Backend::cpu;
   f.batch = std::min(k_llama_batch, f.config.context);
   f.ubatch = std::min(k_llama_ubatch, f.batch);
@@ -70,7 +86,13 @@ std::vector<std::string> header_lines(const PlanFacts& f, std::string_view targe
   std::vector<std::string> h;
   h.push_back(std::string(target) + " configuration emitted by trilemma from a plan document");
   h.push_back("plan: " + f.model_id + " on " + f.device_id + " (" + f.scenario + "): " + f.summary);
-  if (f.model_file_derived)
+  if (!f.produce_with.empty())
+    h.push_back("model file " + f.model_file + ": the plan's " + std::string(info(f.config.weights).name) + " weights, not " +
+                f.model_path + " (" + f.stored_format + ") that the plan was made from; write it with: " + f.produce_with);
+  else if (f.model_file_derived && !f.model_path.empty())
+    h.push_back("model file " + f.model_file + ": the plan's " + std::string(info(f.config.weights).name) + " weights, not " +
+                f.model_path + " (" + f.stored_format + ") that the plan was made from");
+  else if (f.model_file_derived)
     h.push_back("model file " + f.model_file + ": derived from the plan's model id and weights (the plan names no weights file)");
   else
     h.push_back("model file " + f.model_file + ": the weights file the plan was made from");

@@ -10,12 +10,18 @@ namespace trilemma::emitters {
 
 struct PlanFacts {
   std::string model_id;
-  std::string model_path;      // the plan's weights file, or "" when it names a catalog model
-  std::string model_file;      // model_path, or "<id>-<LLAMA_FTYPE>.gguf" derived from id and weights
+  std::string architecture;    // "llama", "mistral", ...; "" when the plan document has none
+  std::string model_path;      // the file the plan was made from, or "" when it names a catalog model
+  std::string stored_format;   // that file's dominant tensor type ("f32", "q4_k"), "" when unknown
+  // The file to run: model_path when it holds the plan's weights, else "<id>-<LLAMA_FTYPE>.gguf"
+  // (beside model_path when there is one) and `produce_with` says how to write it.
+  std::string model_file;
   bool model_file_derived = false;
+  std::string produce_with;
   std::string draft_file;      // speculative model/self: the draft's GGUF, else ""
   std::string device_id, device_class, scenario, summary;
   std::uint32_t layers = 0;    // 0 when the plan document does not carry the shape
+  std::uint32_t head_dim = 0;  // likewise
   bool gpu = false;            // backend offloads layers (metal, cuda, vulkan, opencl)
   std::uint32_t batch = 0, ubatch = 0;  // logical / physical batch: llama.cpp defaults capped at context
   std::uint32_t num_predict = 0;        // context - prompt: generation room the plan budgets for

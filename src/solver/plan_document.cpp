@@ -160,6 +160,7 @@ json plan_to_json(const PlanResult& r, const models::Model& model, const devices
   j["schema"] = "trilemma.plan";
   j["schema_version"] = k_plan_schema_version;
   j["model"] = {{"id", model.id}, {"origin", model.origin}, {"path", model.path},
+                {"architecture", model.architecture}, {"stored_format", model.stored_format},
                 {"tokenizer_family", model.tokenizer_family},
                 {"shape",
                  {{"layers", model.shape.layers}, {"hidden", model.shape.hidden}, {"heads", model.shape.heads},

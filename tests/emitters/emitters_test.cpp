@@ -281,11 +281,19 @@ TEST_CASE("emitters: choices a target lacks are reported and written into the ou
     CHECK(has_not_expressed(ollama, "kv_strategy"));
     CHECK(setting(ollama, "OLLAMA_FLASH_ATTENTION") == "1");
     CHECK(setting(ollama, "OLLAMA_KV_CACHE_TYPE") == "q8_0");
+    // MLC applies sliding_window_size to mistral-type models only (issue 15): not to Llama.
     const auto mlc = emit(0, "mlc-llm");
-    CHECK(setting(mlc, "sliding_window_size") == "1024");
-    CHECK(setting(mlc, "attention_sink_size") == "4");
-    CHECK(setting(mlc, "context_window_size") == "-1");
+    CHECK(has_not_expressed(mlc, "kv_strategy"));
+    CHECK(setting(mlc, "sliding_window_size") == "-1");
     CHECK(has_not_expressed(mlc, "kv_type"));  // MLC keeps the KV in the activation dtype
+    auto mistral_plan = make_plan(cases[0]);
+    mistral_plan.raw["model"]["architecture"] = "mistral";
+    auto mistral = emitters::find_emitter("mlc-llm")->emit(mistral_plan);
+    REQUIRE(mistral.ok());
+    CHECK_FALSE(has_not_expressed(*mistral, "kv_strategy"));
+    CHECK(setting(*mistral, "sliding_window_size") == "1024");
+    CHECK(setting(*mistral, "attention_sink_size") == "4");
+    CHECK(setting(*mistral, "context_window_size") == "-1");
   }
   SECTION("layer-skip self-speculation") {
     for (const std::string name : {"llama.cpp", "ollama", "mlc-llm"}) {
@@ -306,9 +314,17 @@ TEST_CASE("emitters: choices a target lacks are reported and written into the ou
   SECTION("a draft model on a discrete GPU") {
     const auto llama = emit(3, "llama.cpp");
     CHECK(setting(llama, "-md") == "llama-3.2-1b-" + std::string(info(make_plan(cases[3]).config.speculative.draft_weights).llama_cpp) + ".gguf");
-    CHECK(setting(llama, "--draft-max") == setting(llama, "--draft-min"));
+    // llama.cpp b10587: a draft file needs --spec-type; --draft-max/--draft-min are removed (issue 15).
+    CHECK(setting(llama, "--spec-type") == "draft-simple");
+    CHECK(setting(llama, "--spec-draft-n-max") == std::to_string(make_plan(cases[3]).config.speculative.draft_len));
+    CHECK(setting(llama, "--spec-draft-n-min") == setting(llama, "--spec-draft-n-max"));
+    CHECK(setting(llama, "--draft-max") == "<unset>");
     CHECK(setting(llama, "-ngl") == "33");  // 32 layers + output
-    CHECK(setting(llama, "--no-mmap") == "");
+    // One --load-mode, never the --mlock/--no-mmap pair whose last flag wins (issue 15).
+    CHECK((setting(llama, "--load-mode") == "none" || setting(llama, "--load-mode") == "mlock"));
+    CHECK(setting(llama, "--no-mmap") == "<unset>");
+    CHECK(setting(llama, "--mlock") == "<unset>");
+    CHECK(setting(emit(3, "ollama"), "use_mmap") == "false");
     CHECK(has_not_expressed(emit(3, "ollama"), "speculative"));
     CHECK(has_not_expressed(emit(3, "mlc-llm"), "speculative"));
   }
@@ -334,6 +350,99 @@ TEST_CASE("emitters: the model file is derived from id and weights unless the pl
   auto ollama = emitters::find_emitter("ollama")->emit(plan);
   REQUIRE(ollama.ok());
   CHECK(setting(*ollama, "FROM") == "/models/my llama.gguf");
+}
+
+TEST_CASE("emitters: a plan pinned to other weights than its file runs the file that writes them (issue 15)", "[emitters]") {
+  auto plan = make_plan(scenario_cases()[0]);
+  plan.raw["model"]["path"] = "/models/source.gguf";
+  plan.raw["model"]["stored_format"] = "f32";
+  plan.config.weights = WeightFormat::q8_0;
+  auto llama = emitters::find_emitter("llama.cpp")->emit(plan);
+  REQUIRE(llama.ok());
+  CHECK(setting(*llama, "-m") == "/models/llama-3.2-1b-Q8_0.gguf");
+  CHECK(llama->files[0].content.find("not /models/source.gguf (f32)") != std::string::npos);
+  CHECK(llama->files[0].content.find("trilemma export --plan PLAN.json --out /models/llama-3.2-1b-Q8_0.gguf") != std::string::npos);
+  auto ollama = emitters::find_emitter("ollama")->emit(plan);
+  REQUIRE(ollama.ok());
+  CHECK(setting(*ollama, "FROM") == "/models/llama-3.2-1b-Q8_0.gguf");
+  // A format the engine does not write: llama-quantize from the source.
+  plan.config.weights = WeightFormat::q4_k_m;
+  llama = emitters::find_emitter("llama.cpp")->emit(plan);
+  REQUIRE(llama.ok());
+  CHECK(setting(*llama, "-m") == "/models/llama-3.2-1b-Q4_K_M.gguf");
+  CHECK(llama->files[0].content.find("llama-quantize /models/source.gguf /models/llama-3.2-1b-Q4_K_M.gguf Q4_K_M") != std::string::npos);
+  // The file already holds the plan's weights: it is what runs.
+  plan.raw["model"]["stored_format"] = "q4_k";
+  llama = emitters::find_emitter("llama.cpp")->emit(plan);
+  REQUIRE(llama.ok());
+  CHECK(setting(*llama, "-m") == "/models/source.gguf");
+}
+
+TEST_CASE("emitters: pinning and mapping as one --load-mode; Ollama's use_mmap and Modelfile-relative FROM (issue 15)", "[emitters]") {
+  auto tight = [](solver::PlanDocument p) {  // 5% of usable memory left: the emitters pin the weights
+    const double usable = p.raw["chosen"]["memory"]["usable_bytes"].get<double>();
+    p.raw["chosen"]["memory"]["total_bytes"] = usable * 0.95;
+    return p;
+  };
+  const auto laptop = make_plan(scenario_cases()[0]);
+  const auto gpu = make_plan(pinned_cases()[3]);  // a discrete GPU: no host mapping
+  auto mode = [](const solver::PlanDocument& p) {
+    auto e = emitters::find_emitter("llama.cpp")->emit(p);
+    REQUIRE(e.ok());
+    return setting(*e, "--load-mode");
+  };
+  CHECK(mode(laptop) == "<unset>");
+  CHECK(mode(tight(laptop)) == "mmap+mlock");
+  CHECK(mode(gpu) == "none");
+  CHECK(mode(tight(gpu)) == "mlock");  // lock without a mapping: both choices survive
+  auto ollama = emitters::find_emitter("ollama")->emit(tight(laptop));
+  REQUIRE(ollama.ok());
+  CHECK(has_not_expressed(*ollama, "memory"));
+  CHECK(setting(*ollama, "use_mmap") == "<unset>");
+  // A relative path the plan names is made absolute: Ollama would read it from the Modelfile's folder.
+  auto relative = laptop;
+  relative.raw["model"]["path"] = "models/x.gguf";
+  ollama = emitters::find_emitter("ollama")->emit(relative);
+  REQUIRE(ollama.ok());
+  const std::string from = setting(*ollama, "FROM");
+  CHECK(from.front() == '/');
+  CHECK(from == (std::filesystem::current_path() / "models/x.gguf").lexically_normal().string());
+}
+
+TEST_CASE("emitters: MLC's q0bf16, f16 weights kept f16 under an f32 KV plan (issue 15)", "[emitters]") {
+  auto plan = make_plan(scenario_cases()[0]);
+  plan.config.weights = WeightFormat::bf16;
+  auto mlc = emitters::find_emitter("mlc-llm")->emit(plan);
+  REQUIRE(mlc.ok());
+  CHECK(setting(*mlc, "quantization") == "q0bf16");
+  CHECK_FALSE(has_not_expressed(*mlc, "weights"));
+  plan.config.weights = WeightFormat::f16;
+  plan.config.kv_type = TensorType::f32;
+  mlc = emitters::find_emitter("mlc-llm")->emit(plan);
+  REQUIRE(mlc.ok());
+  CHECK(setting(*mlc, "quantization") == "q0f16");  // not q0f32: that doubles the weights
+  CHECK(has_not_expressed(*mlc, "kv_type"));
+}
+
+TEST_CASE("emitters: a quantized KV cache llama.cpp cannot block (head size 8) is reported, f16 emitted (issue 15)", "[emitters]") {
+  PlanCase tiny{"stories-q8kv", "stories260k", "raspberry-pi-5", "memory"};
+  tiny.pins.kv = TensorType::q8_0;
+  const auto plan = make_plan(tiny);
+  REQUIRE(plan.config.kv_type == TensorType::q8_0);
+  auto llama = emitters::find_emitter("llama.cpp")->emit(plan);
+  REQUIRE(llama.ok());
+  CHECK(has_not_expressed(*llama, "kv_type"));
+  CHECK(setting(*llama, "-ctk") == "f16");
+  CHECK(setting(*llama, "-ctv") == "f16");
+  CHECK(setting(*llama, "-fa") == "<unset>");
+  CHECK(llama->files[0].content.find("head size (8) to be a multiple of q8_0's 32-element block") != std::string::npos);
+  // Head size 64 (Llama-3.2-1B) takes q8_0 as planned.
+  PlanCase big{"llama-q8kv", "llama-3.2-1b", "raspberry-pi-5", "memory"};
+  big.pins.kv = TensorType::q8_0;
+  auto ok = emitters::find_emitter("llama.cpp")->emit(make_plan(big));
+  REQUIRE(ok.ok());
+  CHECK(setting(*ok, "-ctk") == "q8_0");
+  CHECK_FALSE(has_not_expressed(*ok, "kv_type"));
 }
 
 TEST_CASE("emitters: argument file, launch script, Modelfile and chat config parse back to the settings", "[emitters]") {
