@@ -6,6 +6,7 @@
 //   freq_cis_real, freq_cis_imag [seq_len][head_size / 2] (unused), wcls [vocab][dim] if vocab < 0
 #include <array>
 #include <cstring>
+#include <filesystem>
 
 #include "engine/gguf/mapped_file.hpp"
 #include "engine/model/loaders.hpp"
@@ -62,7 +63,7 @@ Result<Model> load_llama2c(const std::filesystem::path& path, std::optional<Tens
                           " bytes), file has " + std::to_string(bytes.size()) + " bytes");
 
   Model m;
-  m.name = file;
+  m.name = std::filesystem::path(file).stem().string();  // GGUF general.name: "stories260K", not a path
   m.storage->keep(*mapped);
   m.shape.layers = std::uint32_t(layers);
   m.shape.hidden = std::uint32_t(dim);

@@ -225,7 +225,16 @@ std::string Tokenizer::decode(int prev, int token) const {
 std::vector<std::string> Tokenizer::gguf_pieces() const {
   std::vector<std::string> out;
   out.reserve(m_pieces.size());
-  for (const auto& p : m_pieces) out.push_back(replace_all(p, " ", k_space_marker));
+  for (std::size_t i = 0; i < m_pieces.size(); ++i) {
+    std::string p = m_pieces[i];
+    // llama2.c's tokenizer.bin spells BOS/EOS "\n<s>\n" and "\n</s>\n" (its decoder prints
+    // them that way); a GGUF vocabulary names control tokens bare, as llama.cpp prints them.
+    if (i < m_types.size() && m_types[i] == 3) {
+      const auto first = p.find_first_not_of(" \t\r\n"), last = p.find_last_not_of(" \t\r\n");
+      if (first != std::string::npos) p = p.substr(first, last - first + 1);
+    }
+    out.push_back(replace_all(p, " ", k_space_marker));
+  }
   return out;
 }
 

@@ -241,6 +241,13 @@ TEST_CASE("engine::export_gguf: stories260K.bin exported as f32 GGUF gives ident
   REQUIRE(gg.ok());
   auto tok = Tokenizer::from_gguf(*file);
   REQUIRE(tok.ok());
+  // general.name is the model's name, not the source path; BOS/EOS are spelt bare, as llama.cpp
+  // prints control tokens, not tokenizer.bin's "\n<s>\n" (issue 15).
+  CHECK(file->get_string("general.name") == "stories260K");
+  const auto pieces = file->get_string_array("tokenizer.ggml.tokens");
+  REQUIRE(pieces);
+  CHECK((*pieces)[1] == "<s>");
+  CHECK((*pieces)[2] == "</s>");
   CHECK(tok->encode("Once upon a time", true, false) ==
         Tokenizer::load_llama2c(*o.tokenizer_path)->encode("Once upon a time", true, false));
   std::vector<int> prompt = {1};
