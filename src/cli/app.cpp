@@ -8,6 +8,7 @@
 #include "cli/exit_codes.hpp"
 #include "devices/device_db.hpp"
 #include "cli/host_measurer.hpp"
+#include "cli/suggest.hpp"
 
 namespace trilemma::cli {
 
@@ -57,7 +58,10 @@ int run(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "trilemma: error: " << e.what() << "\n(see `trilemma --help`)\n";
+    // CLI11 reports a misspelt required option as missing and a misspelt command as none given:
+    // name the word that was not understood when there is one.
+    const auto unknown = unknown_word(app, std::vector<std::string>(argv + 1, argv + argc));
+    std::cerr << "trilemma: error: " << (unknown ? *unknown : std::string(e.what())) << "\n(see `trilemma --help`)\n";
     return k_exit_usage;
   }
   if (!handler) return k_exit_usage;

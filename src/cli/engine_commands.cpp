@@ -297,7 +297,8 @@ int run_export(const ExportFlags& f) {
   }
   std::cout << "wrote " << f.out << " (" << info(*w).name << ", " << gib(double(r->file_bytes), 3)
             << (r->synthetic ? ", synthetic weights" : "") << ")\n";
-  for (const auto& fb : r->fallbacks) std::cout << "fallback: " << fb << "\n";
+  // Warnings go to stderr: stdout is the report (issue 15).
+  for (const auto& fb : r->fallbacks) std::cerr << "fallback: " << fb << "\n";
   return k_exit_ok;
 }
 

@@ -147,3 +147,15 @@ TEST_CASE("cli verify --grid: KL per configuration on real weights, and the repo
   CHECK(run("verify -m stories260k --grid --contexts 128 --device " + host.string() + " --replay " + report.string()).code == 3);
   CHECK(run("verify -m stories260k --weights q8_0 --device " + host.string() + " --eval-text " + k_text).code == 2);
 }
+
+TEST_CASE("cli export: fallback warnings go to stderr, the report to stdout (issue 15)", "[cli][shared]") {
+  const auto out = std::filesystem::temp_directory_path() / "trilemma_cli_fallbacks.gguf";
+  const std::string args = "export -m " + k_model + " --tokenizer " + k_tok + " --weights q8_0 --out " + out.string();
+  const auto stdout_only = trilemma::testing::run_trilemma(args);
+  REQUIRE(stdout_only.code == 0);
+  CHECK(stdout_only.out.find("wrote ") == 0);
+  CHECK(stdout_only.out.find("fallback:") == std::string::npos);
+  const auto both = trilemma::testing::run_trilemma(args, true);
+  CHECK(both.out.find("fallback: blk.0.ffn_down.weight: q8_0 -> f32") != std::string::npos);
+  std::filesystem::remove(out);
+}

@@ -489,3 +489,22 @@ TEST_CASE("cli run: a .gguf without the GGUF magic is reported as such, not as a
   CHECK(r.out.find("not a GGUF file") != std::string::npos);
   CHECK(r.out.find("header") == std::string::npos);
 }
+
+TEST_CASE("cli: a misspelt command or option is named, with the nearest one (issue 15)", "[cli]") {
+  using trilemma::testing::run_trilemma;
+  const auto cmd = run_trilemma("plna", true);
+  CHECK(cmd.code == 2);
+  CHECK(cmd.out.find("unknown command 'plna' (did you mean 'plan'?)") != std::string::npos);
+  // CLI11 alone said "--model is required" here.
+  const auto opt = run_trilemma("plan --modle llama-3.2-1b -d apple-m2", true);
+  CHECK(opt.code == 2);
+  CHECK(opt.out.find("unknown option '--modle' for 'plan' (did you mean '--model'?)") != std::string::npos);
+  const auto sub = run_trilemma("devices shwo apple-m2", true);
+  CHECK(sub.out.find("unknown command 'shwo' for 'devices' (did you mean 'show'?)") != std::string::npos);
+  // Nothing near: named without a guess; a missing option is still reported as missing.
+  CHECK(run_trilemma("plan -m llama-3.2-1b -d apple-m2 --zzzzzz", true).out.find("unknown option '--zzzzzz' for 'plan'\n") !=
+        std::string::npos);
+  CHECK(run_trilemma("plan -m llama-3.2-1b", true).out.find("--device is required") != std::string::npos);
+  // Values of options are not commands or options: this one parses.
+  CHECK(run_trilemma("plan -m llama-3.2-1b -d apple-m2 --scenario memory --context 512").code == 0);
+}
