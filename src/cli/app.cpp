@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "cli/commands.hpp"
+#include "cli/completion.hpp"
 #include "cli/exit_codes.hpp"
 #include "devices/device_db.hpp"
 #include "cli/host_measurer.hpp"
@@ -49,6 +50,7 @@ int run(int argc, char** argv) {
   add_verify_command(app, handler);
   add_fidelity_command(app, handler);
   add_calibrate_command(app, handler);
+  add_completion_command(app, handler);  // last: it lists the commands above
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -508,3 +508,27 @@ TEST_CASE("cli: a misspelt command or option is named, with the nearest one (iss
   // Values of options are not commands or options: this one parses.
   CHECK(run_trilemma("plan -m llama-3.2-1b -d apple-m2 --scenario memory --context 512").code == 0);
 }
+
+TEST_CASE("cli completion: bash, zsh and fish scripts from the command tree complete commands and flags (issue 15)", "[cli]") {
+  using trilemma::testing::run_command;
+  using trilemma::testing::run_trilemma;
+  const auto script = std::filesystem::temp_directory_path() / "trilemma_completion.bash";
+  REQUIRE(run_command(std::string(TRILEMMA_BINARY) + " completion bash > " + script.string()).code == 0);
+  REQUIRE(run_command("bash -n " + script.string()).code == 0);
+  // COMP_WORDS as bash fills it for "trilemma pl<TAB>", "trilemma plan --mo<TAB>", "trilemma devices s<TAB>".
+  const auto complete = [&](const std::string& words, int cword) {
+    return run_command("bash -c 'source " + script.string() + "; COMP_WORDS=(" + words + "); COMP_CWORD=" +
+                       std::to_string(cword) + "; _trilemma; echo \"${COMPREPLY[*]}\"'").out;
+  };
+  CHECK(complete("trilemma pl", 1) == "plan\n");
+  CHECK(complete("trilemma plan --mo", 2) == "--model\n");
+  CHECK(complete("trilemma devices s", 2) == "show\n");
+  CHECK(complete("trilemma fidelity --acc", 2) == "--accuracy\n");
+  std::filesystem::remove(script);
+  const auto zsh = run_trilemma("completion zsh");
+  CHECK(zsh.out.find("bashcompinit") != std::string::npos);
+  const auto fish = run_trilemma("completion fish");
+  CHECK(fish.out.find("complete -c trilemma -n '__fish_use_subcommand' -f -a plan") != std::string::npos);
+  CHECK(fish.out.find("complete -c trilemma -n '__fish_seen_subcommand_from plan' -l model") != std::string::npos);
+  CHECK(run_trilemma("completion tcsh").code == 2);
+}
