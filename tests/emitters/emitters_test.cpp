@@ -9,11 +9,13 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "devices/device_db.hpp"
 #include "emitters/emitter.hpp"
 #include "emitters/json_schema.hpp"
+#include "emitters/llama_cpp_flags.hpp"
 #include "models/catalog.hpp"
 #include "solver/plan_document.hpp"
 
@@ -522,4 +524,37 @@ TEST_CASE("emitters: write_emission writes the primary and companion files, or n
   auto failed = emitters::write_emission(*out, (dir / "missing-dir" / "Modelfile").string());
   CHECK_FALSE(failed.ok());
   CHECK_FALSE(std::filesystem::exists(dir / "missing-dir"));
+}
+
+TEST_CASE("emitters: every llama.cpp flag emitted is one the targeted build takes, with a value it takes (issue 15)", "[emitters]") {
+  auto cases = scenario_cases();
+  for (const auto& p : pinned_cases()) cases.push_back(p);
+  PlanCase tiny{"stories-q8kv", "stories260k", "raspberry-pi-5", "memory"};
+  tiny.pins.kv = TensorType::q8_0;
+  cases.push_back(tiny);
+  std::set<std::string> seen;
+  for (const auto& pc : cases) {
+    CAPTURE(pc.name);
+    auto plan = make_plan(pc);
+    for (bool tight : {false, true}) {
+      if (tight)  // 5% of usable memory left: --load-mode with mlock
+        plan.raw["chosen"]["memory"]["total_bytes"] = plan.raw["chosen"]["memory"]["usable_bytes"].get<double>() * 0.95;
+      auto e = emitters::find_emitter("llama.cpp")->emit(plan);
+      REQUIRE(e.ok());
+      for (const auto& [flag, value] : parse_args_file(e->files[1].content)) {
+        CAPTURE(flag, value);
+        CHECK_FALSE(emitters::check_llama_cpp_flag(flag, value));
+        seen.insert(flag);
+      }
+    }
+  }
+  // The cases reach the speculative and memory flags, not just the basic ones.
+  for (const std::string flag : {"--spec-type", "--spec-draft-n-max", "--load-mode", "-ctk", "-fa", "-md"}) CHECK(seen.count(flag));
+  // What older emitters wrote, and values outside the lists, are refused.
+  CHECK(emitters::check_llama_cpp_flag("--draft-max", "3"));
+  CHECK(emitters::check_llama_cpp_flag("--mlock", ""));
+  CHECK(emitters::check_llama_cpp_flag("-ctk", "q6_k"));
+  CHECK(emitters::check_llama_cpp_flag("-fa", ""));
+  CHECK(emitters::check_llama_cpp_flag("-c", "4k"));
+  for (const auto& f : emitters::llama_cpp_flags()) CHECK_FALSE(f.source.empty());
 }
