@@ -9,6 +9,7 @@
 #include "cli/exit_codes.hpp"
 #include "devices/device_db.hpp"
 #include "cli/host_measurer.hpp"
+#include "cli/log.hpp"
 #include "cli/suggest.hpp"
 
 namespace trilemma::cli {
@@ -31,15 +32,19 @@ int report_error(const Error& error) {
 }
 
 int run(int argc, char** argv) {
-  spdlog::set_level(spdlog::level::warn);
   // `host` probes on first use; progress goes to stderr so stdout stays machine-readable.
   devices::set_host_prober([] {
-    std::cerr << "probing this machine (first use of `host`; cached in " << devices::host_profile_path() << ")\n";
-    return devices::probe_host(engine_measurer(), [](const std::string& step) { std::cerr << "  probe: " << step << "\n"; });
+    spdlog::info("probing this machine (first use of `host`; cached in {})", devices::host_profile_path());
+    return devices::probe_host(engine_measurer(), [](const std::string& step) { spdlog::info("  probe: {}", step); });
   });
   CLI::App app{"trilemma: plan, configure and verify on-device LLM deployments"};
   app.set_version_flag("--version", "trilemma 0.1.0");
   app.require_subcommand(1);
+  // Global, before or after the command (fallthrough): how much goes to stderr (cli/log.hpp).
+  bool verbose = false, quiet = false;
+  app.add_flag("-v,--verbose", verbose, "also print debug diagnostics on stderr");
+  app.add_flag("-q,--quiet", quiet, "print only errors on stderr (no progress, no warnings)");
+  app.fallthrough();
   Handler handler;
   add_devices_command(app, handler);
   add_models_command(app, handler);
@@ -67,6 +72,8 @@ int run(int argc, char** argv) {
     return k_exit_usage;
   }
   if (!handler) return k_exit_usage;
+  if (!configure_logging(verbose, quiet))
+    std::cerr << "trilemma: warning: TRILEMMA_LOG must be debug, info, warn or error; using info\n";
   try {
     const int code = handler();
     // A report nobody received is a failure (`plan --json > /dev/full`): stdout is buffered,

@@ -8,6 +8,7 @@
 #include <ctime>
 #include <iostream>
 
+#include "cli/log.hpp"
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/format.hpp"
@@ -95,8 +96,8 @@ int run_calibrate(const CalibrateFlags& f) {
   auto results = verify::ResultFiles::read(f.from, *device, f.model);
   if (!results.ok()) return report_error(results.error());
   const auto& r = **results;
-  for (const auto& n : r.notes()) std::cerr << "note: " << n << "\n";
-  for (const auto& u : r.unmatched()) std::cerr << "unmatched: " << u << "\n";
+  for (const auto& n : r.notes()) spdlog::info("note: {}", n);
+  for (const auto& u : r.unmatched()) warn("unmatched: {}", u);
   if (!r.unmatched().empty() && !f.skip_unmatched)
     return report_error(make_error(ErrorKind::input, r.files().front(), "",
                                    std::to_string(r.unmatched().size()) +

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "cli/log.hpp"
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/format.hpp"
@@ -235,7 +236,7 @@ int validate(const std::vector<std::string>& paths, bool as_json) {
 }
 
 int probe(const std::string& out, bool as_json) {
-  auto d = devices::probe_host(engine_measurer(), [](const std::string& step) { std::cerr << "  probe: " << step << "\n"; });
+  auto d = devices::probe_host(engine_measurer(), [](const std::string& step) { spdlog::info("  probe: {}", step); });
   if (!d.ok()) return report_error(d.error());
   const std::string yaml = devices::device_to_yaml(*d);
   const std::string target = out.empty() ? devices::host_profile_path() : out;

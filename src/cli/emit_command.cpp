@@ -2,6 +2,7 @@
 // document into a runtime's configuration (docs/emitters.md).
 #include <iostream>
 
+#include "cli/log.hpp"
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
 #include "emitters/emitter.hpp"
@@ -45,7 +46,7 @@ int run_emit(const EmitFlags& f) {
   } else {
     for (std::size_t i = 0; i < paths.size(); ++i) std::cout << "wrote " << paths[i] << " (" << emission->files[i].role << ")\n";
   }
-  for (const auto& n : emission->not_expressed) std::cerr << "trilemma: warning: " << emitters::describe(n) << "\n";
+  for (const auto& n : emission->not_expressed) warn("{}", emitters::describe(n));
   return k_exit_ok;
 }
 

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "cli/log.hpp"
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/format.hpp"
@@ -248,7 +249,7 @@ int run_generate(const RunFlags& f) {
                 << fixed(r->predicted_speedup.value_or(0), 2) << " by the formula";
     std::cerr << "\n";
   }
-  for (const auto& fb : r->fallbacks) std::cerr << "fallback: " << fb << "\n";
+  for (const auto& fb : r->fallbacks) warn("fallback: {}", fb);
   return k_exit_ok;
 }
 
@@ -298,7 +299,7 @@ int run_export(const ExportFlags& f) {
   std::cout << "wrote " << f.out << " (" << info(*w).name << ", " << gib(double(r->file_bytes), 3)
             << (r->synthetic ? ", synthetic weights" : "") << ")\n";
   // Warnings go to stderr: stdout is the report (issue 15).
-  for (const auto& fb : r->fallbacks) std::cerr << "fallback: " << fb << "\n";
+  for (const auto& fb : r->fallbacks) warn("fallback: {}", fb);
   return k_exit_ok;
 }
 
@@ -346,7 +347,7 @@ int run_eval(const EvalFlags& f) {
             << "  KL vs fp32  mean " << fixed(r->kl_mean, 6) << ", median " << fixed(r->kl_median, 6) << ", p99 "
             << fixed(r->kl_p99, 6) << ", max " << fixed(r->kl_max, 6) << " nats\n"
             << "  top-1       " << fixed(100 * r->top1_agreement, 2) << "% agreement with full precision\n";
-  for (const auto& fb : r->fallbacks) std::cout << "  fallback: " << fb << "\n";
+  for (const auto& fb : r->fallbacks) warn("fallback: {}", fb);
   return k_exit_ok;
 }
 

@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "calibration/observations.hpp"
+#include "cli/log.hpp"
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/format.hpp"
@@ -176,7 +177,7 @@ int run_fidelity(const FidelityFlags& f) {
     const auto devices_fit = fidelity::fit_devices(set, fitted->tables, on);
     if (auto w = io::write_file_atomically(f.write, fidelity::fitted_yaml(*fitted, devices_fit, on)); !w.ok())
       return report_error(w.error());
-    std::cerr << "fitted tables and " << devices_fit.size() << " device calibrations written to " << f.write << "\n";
+    spdlog::info("fitted tables and {} device calibrations written to {}", devices_fit.size(), f.write);
   }
   if (f.as_json) {
     json out = report_json(report, set, f.points);

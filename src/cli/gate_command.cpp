@@ -3,6 +3,7 @@
 // (docs/ci.md, budgets schema docs/budgets.md). Exit 0 all pass, 1 a budget fails or regresses.
 #include <iostream>
 
+#include "cli/log.hpp"
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
 #include "gate/report.hpp"
@@ -37,7 +38,7 @@ Status measure_on_host(gate::Outcome& o, const models::Model& m, const gate::Bud
   char exe[4096];
   const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
   if (n <= 0) return make_error(ErrorKind::io, "/proc/self/exe", "", "cannot locate the trilemma binary");
-  std::cerr << "gate --verify: measuring " << m.id << " for budget " << b.name << " (" << o.plan_summary << ")\n";
+  spdlog::info("gate --verify: measuring {} for budget {} ({})", m.id, b.name, o.plan_summary);
   verify::EngineSource source(std::string(exe, std::size_t(n)), 3);
   TRILEMMA_TRY(measured, source.measure(p));
   gate::apply_measurement(o, b.limits, measured.decode_tok_s.median, measured.ttft_ms.median,

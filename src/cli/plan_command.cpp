@@ -3,6 +3,7 @@
 
 #include <iostream>
 
+#include "cli/log.hpp"
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/format.hpp"
@@ -177,7 +178,7 @@ int run_plan(const PlanFlags& f) {
     if (!emission.ok()) return report_error(emission.error());
     auto written = emitters::write_emission(*emission, f.out);
     if (!written.ok()) return report_error(written.error());
-    for (const auto& n : emission->not_expressed) std::cerr << "trilemma: warning: " << emitters::describe(n) << "\n";
+    for (const auto& n : emission->not_expressed) warn("{}", emitters::describe(n));
   } else if (!f.out.empty() && !emitter) {
     if (auto w = io::write_file_atomically(f.out, doc.dump(2) + "\n"); !w.ok()) return report_error(w.error());
   }

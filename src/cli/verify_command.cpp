@@ -14,6 +14,7 @@
 #include <memory>
 #include <thread>
 
+#include "cli/log.hpp"
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/format.hpp"
@@ -245,11 +246,12 @@ int run_verify(VerifyFlags f) {
                               std::string(info(p.engine_weights).name) + " weights, " + std::string(info(p.config.kv_type).name) +
                               " KV, " + std::to_string(p.prompt_tokens) + "-token prompt" +
                               (p.config.speculative.on() ? ", speculative" : "");
+    if (!spdlog::default_logger_raw()->should_log(spdlog::level::info)) return;  // --quiet
     if (tty) {
       const int bar = int(20 * done / total);
       std::cerr << "\r[" << std::string(bar, '#') << std::string(20 - bar, '.') << "] " << label << "    " << std::flush;
     } else {
-      std::cerr << "verify: " << label << "\n";
+      spdlog::info("verify: {}", label);
     }
   };
   auto measured = source->measure_all(points, progress);
@@ -266,7 +268,7 @@ int run_verify(VerifyFlags f) {
     r.checks = verify::compare(r.predicted, r.measured, f.tol);
     reports.push_back(std::move(r));
   }
-  if (tty) std::cerr << "\r" << std::string(120, ' ') << "\r";
+  if (tty && spdlog::default_logger_raw()->should_log(spdlog::level::info)) std::cerr << "\r" << std::string(120, ' ') << "\r";
 
   // Datasheet (or probe) prediction first; after calibration, the same measurements again.
   std::vector<verify::PointReport> calibrated;
@@ -291,7 +293,7 @@ int run_verify(VerifyFlags f) {
     }
     const std::string target = f.device == "host" ? devices::host_profile_path() : f.device;
     if (auto w = io::write_file_atomically(target, devices::device_to_yaml(*host)); !w.ok()) return report_error(w.error());
-    std::cerr << "calibration written to " << target << "\n";
+    spdlog::info("calibration written to {}", target);
   }
   const auto& final_reports = f.calibrate ? calibrated : reports;
   const bool pass = std::all_of(final_reports.begin(), final_reports.end(), [](auto& r) { return r.pass(); });

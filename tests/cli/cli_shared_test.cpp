@@ -156,6 +156,15 @@ TEST_CASE("cli export: fallback warnings go to stderr, the report to stdout (iss
   CHECK(stdout_only.out.find("wrote ") == 0);
   CHECK(stdout_only.out.find("fallback:") == std::string::npos);
   const auto both = trilemma::testing::run_trilemma(args, true);
-  CHECK(both.out.find("fallback: blk.0.ffn_down.weight: q8_0 -> f32") != std::string::npos);
+  CHECK(both.out.find("trilemma: warning: fallback: blk.0.ffn_down.weight: q8_0 -> f32") != std::string::npos);
+  // --quiet (before or after the command) and TRILEMMA_LOG=error keep stderr to errors; the report stays.
+  for (const auto& quiet : {trilemma::testing::run_trilemma("--quiet " + args, true), trilemma::testing::run_trilemma(args + " -q", true),
+                            trilemma::testing::run_trilemma(args, true, "TRILEMMA_LOG=error ")}) {
+    CHECK(quiet.code == 0);
+    CHECK(quiet.out.find("wrote ") == 0);
+    CHECK(quiet.out.find("warning: fallback") == std::string::npos);
+  }
+  const auto bogus = trilemma::testing::run_trilemma(args, true, "TRILEMMA_LOG=loud ");
+  CHECK(bogus.out.find("TRILEMMA_LOG must be debug, info, warn or error") != std::string::npos);
   std::filesystem::remove(out);
 }
