@@ -189,10 +189,22 @@ std::vector<int> Tokenizer::encode(std::string_view text, bool bos, bool eos) co
   std::vector<int> tokens;
   if (bos) tokens.push_back(m_bos);
   const std::size_t first = tokens.size();
-  if (!text.empty())
-    if (const int space = lookup(" "); space >= 0) tokens.push_back(space);
+  // SentencePiece's rule, as llama.cpp applies it: spaces are U+2581 (stored here as ' '), a
+  // space is prefixed, and a vocabulary without a space piece falls back to U+2581's UTF-8
+  // bytes, not to the byte 0x20.
+  const int space = lookup(" ");
+  auto push_space = [&] {
+    if (space >= 0) return tokens.push_back(space);
+    for (const unsigned char b : std::string_view("\xE2\x96\x81")) tokens.push_back(m_byte_ids[b] >= 0 ? m_byte_ids[b] : m_unk);
+  };
+  if (!text.empty()) push_space();
   // One token per code point, or one per byte when the code point has no piece.
   for (std::size_t i = 0; i < text.size();) {
+    if (text[i] == ' ') {
+      push_space();
+      ++i;
+      continue;
+    }
     std::size_t len = 1;
     const auto c = static_cast<unsigned char>(text[i]);
     if ((c & 0xE0) == 0xC0) len = 2;
