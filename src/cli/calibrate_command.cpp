@@ -139,7 +139,7 @@ int run_calibrate(const CalibrateFlags& f) {
                                {"attention", o.attention}, {"attention_per_kv", o.attention_per_kv}, {"overhead_per_layer", o.overhead_per_layer}}},
                       {"tolerances", {{"decode", f.tol.decode}, {"ttft", f.tol.ttft}, {"memory", f.tol.memory}}},
                       {"points", points}, {"summary", sums}, {"unmatched", r.unmatched()}, {"notes", r.notes()}, {"pass", pass}}
-                         .dump(2)
+                         .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
               << "\n";
   } else {
     std::cout << "calibrate: " << device->name << " from " << r.points().size() << " measured figures ("

@@ -34,7 +34,7 @@ int run_emit(const EmitFlags& f) {
     paths = *written;
   }
   if (f.as_json) {
-    std::cout << emitters::emission_to_json(*emitter, *plan, *emission, paths).dump(2) << "\n";
+    std::cout << emitters::emission_to_json(*emitter, *plan, *emission, paths).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     return k_exit_ok;
   }
   if (f.out.empty()) {

@@ -225,7 +225,7 @@ int run_generate(const RunFlags& f) {
               {"baseline_decode_tok_s", r->baseline_decode_tok_s ? json(*r->baseline_decode_tok_s) : json()},
               {"speculative_speedup", r->speculative_speedup ? json(*r->speculative_speedup) : json()},
               {"predicted_speedup", r->predicted_speedup ? json(*r->predicted_speedup) : json()}};
-    std::cout << j.dump(2) << "\n";
+    std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     return k_exit_ok;
   }
   std::cerr << "---\n"
@@ -292,7 +292,7 @@ int run_export(const ExportFlags& f) {
     std::cout << json{{"schema", "trilemma.export"}, {"schema_version", 1}, {"output", f.out},
                       {"weights", std::string(info(*w).name)}, {"synthetic", r->synthetic},
                       {"fallbacks", r->fallbacks}, {"file_bytes", r->file_bytes}}
-                     .dump(2)
+                     .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
               << "\n";
     return k_exit_ok;
   }
@@ -333,7 +333,7 @@ int run_eval(const EvalFlags& f) {
                       {"reference_perplexity", r->reference_perplexity}, {"kl_mean", r->kl_mean},
                       {"kl_median", r->kl_median}, {"kl_p99", r->kl_p99}, {"kl_max", r->kl_max},
                       {"top1_agreement", r->top1_agreement}}
-                     .dump(2)
+                     .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
               << "\n";
     return k_exit_ok;
   }

@@ -88,7 +88,7 @@ int run_gate(const GateFlags& f) {
     if (!text.ok()) return report_error(text.error());
     if (auto s = gate::compare_with_baseline(report, *text, f.baseline); !s.ok()) return report_error(s.error());
   }
-  const std::string json_text = gate::report_to_json(report).dump(2) + "\n";
+  const std::string json_text = gate::report_to_json(report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   if (!f.junit.empty())
     if (auto w = io::write_file_atomically(f.junit, gate::report_to_junit(report)); !w.ok()) return report_error(w.error());
   if (!f.out.empty())

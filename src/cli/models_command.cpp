@@ -92,7 +92,7 @@ void add_models_command(CLI::App& app, Handler& handler) {
       if (as_json) {
         json out = json::array();
         for (const auto& m : *all) out.push_back(model_json(m));
-        std::cout << out.dump(2) << "\n";
+        std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
         return int(k_exit_ok);
       }
       std::cout << pad("id", 22) << pad("params", 10) << pad("per token", 10) << pad("layers", 8) << pad("ctx", 8) << "tokenizer\n";
@@ -114,7 +114,7 @@ void add_models_command(CLI::App& app, Handler& handler) {
       handler = [] {
         auto m = models::resolve_model(id);
         if (!m.ok()) return report_error(m.error());
-        if (as_json) std::cout << model_json(*m).dump(2) << "\n";
+        if (as_json) std::cout << model_json(*m).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
         else print_model(*m);
         return int(k_exit_ok);
       };

@@ -316,9 +316,9 @@ int run_verify(VerifyFlags f) {
     doc["calibrated_summary"] = summary_json(calibrated_summary);
   }
   if (!f.out.empty())
-    if (auto w = io::write_file_atomically(f.out, doc.dump(2) + "\n"); !w.ok()) return report_error(w.error());
+    if (auto w = io::write_file_atomically(f.out, doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"); !w.ok()) return report_error(w.error());
   if (f.as_json) {
-    std::cout << doc.dump(2) << "\n";
+    std::cout << doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   } else {
     std::cout << "verify: " << model->id << " on " << host->name << "\n"
               << "  figure              predicted     measured      error     tolerance\n";
