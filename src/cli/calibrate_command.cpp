@@ -8,6 +8,7 @@
 #include <ctime>
 #include <iostream>
 
+#include "cli/json_output.hpp"
 #include "cli/log.hpp"
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
@@ -132,14 +133,13 @@ int run_calibrate(const CalibrateFlags& f) {
                       {"median_abs_error_before", std::isfinite(s.median_before) ? json(s.median_before) : json()},
                       {"median_abs_error_after", std::isfinite(s.median_after) ? json(s.median_after) : json()}});
     const auto& o = fitted->options;
-    std::cout << json{{"schema", "trilemma.calibrate"}, {"schema_version", 1}, {"device", device->id}, {"out", out},
+    std::cout << json_text(json{{"schema", "trilemma.calibrate"}, {"schema_version", 1}, {"device", device->id}, {"out", out},
                       {"files", r.files()}, {"runtime", runtimes.empty() ? "" : runtimes[0]}, {"fitted_on", on},
                       {"fit", {{"bandwidth_per_format", o.bandwidth_per_format}, {"compute_per_format", o.compute_per_format},
                                {"decode_compute", o.decode_compute},
                                {"attention", o.attention}, {"attention_per_kv", o.attention_per_kv}, {"overhead_per_layer", o.overhead_per_layer}}},
                       {"tolerances", {{"decode", f.tol.decode}, {"ttft", f.tol.ttft}, {"memory", f.tol.memory}}},
-                      {"points", points}, {"summary", sums}, {"unmatched", r.unmatched()}, {"notes", r.notes()}, {"pass", pass}}
-                         .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+                      {"points", points}, {"summary", sums}, {"unmatched", r.unmatched()}, {"notes", r.notes()}, {"pass", pass}})
               << "\n";
   } else {
     std::cout << "calibrate: " << device->name << " from " << r.points().size() << " measured figures ("

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "cli/json_output.hpp"
 #include "cli/log.hpp"
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
@@ -125,7 +126,7 @@ int list(bool as_json) {
   if (as_json) {
     json out = json::array();
     for (const auto& d : *all) out.push_back(device_json(d));
-    std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    std::cout << json_text(out) << "\n";
     return k_exit_ok;
   }
   std::cout << pad("id", 32) << pad("class", 8) << pad("RAM GiB", 9) << pad("usable", 8) << pad("GB/s", 8) << "name\n";
@@ -140,7 +141,7 @@ int show(const std::string& id, bool as_json) {
   auto d = devices::resolve_device(id);
   if (!d.ok()) return report_error(d.error());
   if (as_json) {
-    std::cout << device_json(*d).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    std::cout << json_text(device_json(*d)) << "\n";
     return k_exit_ok;
   }
   std::cout << d->name << " (" << d->id << ", " << d->device_class << ")\n"
@@ -227,7 +228,7 @@ int validate(const std::vector<std::string>& paths, bool as_json) {
   if (as_json) {
     json out = {{"checked", checked}, {"valid", problems.empty()}, {"problems", json::array()}};
     for (const auto& [f, m] : problems) out["problems"].push_back({{"file", f}, {"message", m}});
-    std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    std::cout << json_text(out) << "\n";
   } else {
     for (const auto& [f, m] : problems) std::cerr << "trilemma: error: " << m << "\n";
     std::cout << checked << " device file(s) checked, " << problems.size() << " invalid\n";
@@ -245,7 +246,7 @@ int probe(const std::string& out, bool as_json) {
     std::filesystem::create_directories(std::filesystem::path(target).parent_path(), ec);
   if (auto w = io::write_file_atomically(target, yaml); !w.ok()) return report_error(w.error());
   if (as_json) {
-    std::cout << device_json(*d).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    std::cout << json_text(device_json(*d)) << "\n";
   } else {
     std::cout << d->name << "\n";
     print_probe(*d, *d->probe);

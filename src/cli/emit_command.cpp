@@ -2,6 +2,7 @@
 // document into a runtime's configuration (docs/emitters.md).
 #include <iostream>
 
+#include "cli/json_output.hpp"
 #include "cli/log.hpp"
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
@@ -34,7 +35,7 @@ int run_emit(const EmitFlags& f) {
     paths = *written;
   }
   if (f.as_json) {
-    std::cout << emitters::emission_to_json(*emitter, *plan, *emission, paths).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    std::cout << json_text(emitters::emission_to_json(*emitter, *plan, *emission, paths)) << "\n";
     return k_exit_ok;
   }
   if (f.out.empty()) {

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "cli/json_output.hpp"
 #include "cli/log.hpp"
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
@@ -225,7 +226,7 @@ int run_generate(const RunFlags& f) {
               {"baseline_decode_tok_s", r->baseline_decode_tok_s ? json(*r->baseline_decode_tok_s) : json()},
               {"speculative_speedup", r->speculative_speedup ? json(*r->speculative_speedup) : json()},
               {"predicted_speedup", r->predicted_speedup ? json(*r->predicted_speedup) : json()}};
-    std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    std::cout << json_text(j) << "\n";
     return k_exit_ok;
   }
   std::cerr << "---\n"
@@ -289,10 +290,9 @@ int run_export(const ExportFlags& f) {
   auto r = engine::export_gguf(o);
   if (!r.ok()) return report_error(r.error());
   if (f.as_json) {
-    std::cout << json{{"schema", "trilemma.export"}, {"schema_version", 1}, {"output", f.out},
+    std::cout << json_text(json{{"schema", "trilemma.export"}, {"schema_version", 1}, {"output", f.out},
                       {"weights", std::string(info(*w).name)}, {"synthetic", r->synthetic},
-                      {"fallbacks", r->fallbacks}, {"file_bytes", r->file_bytes}}
-                     .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+                      {"fallbacks", r->fallbacks}, {"file_bytes", r->file_bytes}})
               << "\n";
     return k_exit_ok;
   }
@@ -326,14 +326,13 @@ int run_eval(const EvalFlags& f) {
   auto r = engine::evaluate(o);
   if (!r.ok()) return report_error(r.error());
   if (f.as_json) {
-    std::cout << json{{"schema", "trilemma.eval"}, {"schema_version", 1}, {"synthetic", r->synthetic},
+    std::cout << json_text(json{{"schema", "trilemma.eval"}, {"schema_version", 1}, {"synthetic", r->synthetic},
                       {"weights", r->weights}, {"kv", r->kv}, {"fallbacks", r->fallbacks},
                       {"text_tokens", r->text_tokens}, {"chunks", r->chunks}, {"context", r->context},
                       {"scored", r->scored}, {"perplexity", r->perplexity},
                       {"reference_perplexity", r->reference_perplexity}, {"kl_mean", r->kl_mean},
                       {"kl_median", r->kl_median}, {"kl_p99", r->kl_p99}, {"kl_max", r->kl_max},
-                      {"top1_agreement", r->top1_agreement}}
-                     .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+                      {"top1_agreement", r->top1_agreement}})
               << "\n";
     return k_exit_ok;
   }

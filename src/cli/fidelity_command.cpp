@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "calibration/observations.hpp"
+#include "cli/json_output.hpp"
 #include "cli/log.hpp"
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
@@ -120,7 +121,7 @@ int run_accuracy_fidelity(const FidelityFlags& f) {
         out["points"].push_back({{"id", p.row->id}, {"metric", p.metric}, {"measured", p.measured},
                                  {"predicted", {p.predicted.low, p.predicted.mid, p.predicted.high}}, {"ratio", p.ratio()}});
     }
-    std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    std::cout << json_text(out) << "\n";
     return k_exit_ok;
   }
   std::cout << rows->size() << " published loss rows, " << report.points.size() << " compared; left out:\n";
@@ -189,7 +190,7 @@ int run_fidelity(const FidelityFlags& f) {
       for (const auto& v : fitted->values) values.push_back({{"name", v.name}, {"value", v.value}, {"devices", v.devices}});
       out["fitted"] = values;
     }
-    std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    std::cout << json_text(out) << "\n";
     return k_exit_ok;
   }
   std::cout << rows->size() << " published rows, " << set.observations().size() << " observations on "

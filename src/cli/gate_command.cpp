@@ -3,6 +3,7 @@
 // (docs/ci.md, budgets schema docs/budgets.md). Exit 0 all pass, 1 a budget fails or regresses.
 #include <iostream>
 
+#include "cli/json_output.hpp"
 #include "cli/log.hpp"
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
@@ -88,12 +89,12 @@ int run_gate(const GateFlags& f) {
     if (!text.ok()) return report_error(text.error());
     if (auto s = gate::compare_with_baseline(report, *text, f.baseline); !s.ok()) return report_error(s.error());
   }
-  const std::string json_text = gate::report_to_json(report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  const std::string report_text = json_text(gate::report_to_json(report)) + "\n";
   if (!f.junit.empty())
     if (auto w = io::write_file_atomically(f.junit, gate::report_to_junit(report)); !w.ok()) return report_error(w.error());
   if (!f.out.empty())
-    if (auto w = io::write_file_atomically(f.out, json_text); !w.ok()) return report_error(w.error());
-  if (f.as_json) std::cout << json_text;
+    if (auto w = io::write_file_atomically(f.out, report_text); !w.ok()) return report_error(w.error());
+  if (f.as_json) std::cout << report_text;
   else std::cout << gate::report_to_text(report);
   if (f.github) std::cout << gate::report_to_github(report);
   return report.pass() ? k_exit_ok : k_exit_check_failed;

@@ -3,6 +3,7 @@
 
 #include <iostream>
 
+#include "cli/json_output.hpp"
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/format.hpp"
@@ -92,7 +93,7 @@ void add_models_command(CLI::App& app, Handler& handler) {
       if (as_json) {
         json out = json::array();
         for (const auto& m : *all) out.push_back(model_json(m));
-        std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+        std::cout << json_text(out) << "\n";
         return int(k_exit_ok);
       }
       std::cout << pad("id", 22) << pad("params", 10) << pad("per token", 10) << pad("layers", 8) << pad("ctx", 8) << "tokenizer\n";
@@ -114,7 +115,7 @@ void add_models_command(CLI::App& app, Handler& handler) {
       handler = [] {
         auto m = models::resolve_model(id);
         if (!m.ok()) return report_error(m.error());
-        if (as_json) std::cout << model_json(*m).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+        if (as_json) std::cout << json_text(model_json(*m)) << "\n";
         else print_model(*m);
         return int(k_exit_ok);
       };

@@ -3,6 +3,7 @@
 
 #include <iostream>
 
+#include "cli/json_output.hpp"
 #include "cli/log.hpp"
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
@@ -172,7 +173,7 @@ int run_plan(const PlanFlags& f) {
   const auto doc = solver::plan_to_json(*result, *model, *device, *profile);
   if (emitter && result->chosen) {
     // The emitters read the plan document back, exactly as `emit --plan` does.
-    auto parsed = solver::parse_plan_document(doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), "plan");
+    auto parsed = solver::parse_plan_document(json_text(doc, -1), "plan");
     if (!parsed.ok()) return report_error(parsed.error());
     auto emission = emitter->emit(*parsed);
     if (!emission.ok()) return report_error(emission.error());
@@ -180,9 +181,9 @@ int run_plan(const PlanFlags& f) {
     if (!written.ok()) return report_error(written.error());
     for (const auto& n : emission->not_expressed) warn("{}", emitters::describe(n));
   } else if (!f.out.empty() && !emitter) {
-    if (auto w = io::write_file_atomically(f.out, doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"); !w.ok()) return report_error(w.error());
+    if (auto w = io::write_file_atomically(f.out, json_text(doc) + "\n"); !w.ok()) return report_error(w.error());
   }
-  if (f.as_json) std::cout << doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+  if (f.as_json) std::cout << json_text(doc) << "\n";
   else print_report(*result, *model, *device, *profile, f.front);
   return result->chosen ? k_exit_ok : k_exit_infeasible;
 }

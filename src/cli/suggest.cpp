@@ -65,29 +65,24 @@ std::optional<std::string> nearest(const std::string& word, const std::vector<st
 
 std::optional<std::string> unknown_word(CLI::App& app, const std::vector<std::string>& args) {
   std::vector<CLI::App*> chain = {&app};
-  bool after_dashes = false;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& word = args[i];
+    if (word == "--") break;  // positional values only from here
     CLI::App* here = chain.back();
-    if (after_dashes) continue;
-    if (word == "--") {
-      after_dashes = true;
-      continue;
-    }
-    if (word.size() > 1 && word[0] == '-' && !(word.size() > 1 && (std::isdigit(static_cast<unsigned char>(word[1])) || word[1] == '.'))) {
+    const std::string where = chain.size() > 1 ? " for '" + here->get_name() + "'" : "";
+    if (word.size() > 1 && word[0] == '-' && !std::isdigit(static_cast<unsigned char>(word[1])) && word[1] != '.') {
       const std::string name = word.substr(0, word.find('='));
-      const auto names = option_names(chain);
-      if (std::find(names.begin(), names.end(), name) != names.end()) {
+      const CLI::Option* known = nullptr;
+      for (auto* a : chain)
+        for (const auto* o : a->get_options())
+          if (o->check_name(name)) known = o;
+      if (known) {
         // Skip the option's value when it is a separate word.
-        bool takes_value = false;
-        for (auto* a : chain)
-          for (const auto* o : a->get_options()) takes_value |= o->check_name(name) && o->get_type_size_max() > 0;
-        if (takes_value && name == word && i + 1 < args.size()) ++i;
+        if (known->get_type_size_max() > 0 && name == word && i + 1 < args.size()) ++i;
         continue;
       }
       if (name.size() > 2 && name[1] != '-') continue;  // -abc: stacked short flags, CLI11 reports those
-      std::string where = chain.size() > 1 ? " for '" + here->get_name() + "'" : "";
-      return with_suggestion("unknown option '" + name + "'" + where, name, names);
+      return with_suggestion("unknown option '" + name + "'" + where, name, option_names(chain));
     }
     // A word that is not an option: a command of this level, or a positional value.
     const auto commands = command_names(*here);
@@ -96,8 +91,7 @@ std::optional<std::string> unknown_word(CLI::App& app, const std::vector<std::st
       continue;
     }
     if (!commands.empty() && here->get_options([](const CLI::Option* o) { return o->get_positional(); }).empty())
-      return with_suggestion("unknown command '" + word + "'" + (chain.size() > 1 ? " for '" + here->get_name() + "'" : ""),
-                             word, commands);
+      return with_suggestion("unknown command '" + word + "'" + where, word, commands);
   }
   return std::nullopt;
 }

@@ -14,6 +14,7 @@
 #include <memory>
 #include <thread>
 
+#include "cli/json_output.hpp"
 #include "cli/log.hpp"
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
@@ -238,6 +239,7 @@ int run_verify(VerifyFlags f) {
     source = std::make_unique<verify::EngineSource>(std::string(exe, std::size_t(n)), f.runs, eval_text);
   }
   const bool tty = isatty(STDERR_FILENO);
+  const bool show_progress = spdlog::default_logger_raw()->should_log(spdlog::level::info);  // not under --quiet
   // Runs go round the grid (every point once per round), so the label names the run in all.
   auto progress = [&](std::size_t done, std::size_t total, std::size_t i) {
     if (!f.replay.empty()) return;
@@ -246,7 +248,7 @@ int run_verify(VerifyFlags f) {
                               std::string(info(p.engine_weights).name) + " weights, " + std::string(info(p.config.kv_type).name) +
                               " KV, " + std::to_string(p.prompt_tokens) + "-token prompt" +
                               (p.config.speculative.on() ? ", speculative" : "");
-    if (!spdlog::default_logger_raw()->should_log(spdlog::level::info)) return;  // --quiet
+    if (!show_progress) return;
     if (tty) {
       const int bar = int(20 * done / total);
       std::cerr << "\r[" << std::string(bar, '#') << std::string(20 - bar, '.') << "] " << label << "    " << std::flush;
@@ -268,7 +270,7 @@ int run_verify(VerifyFlags f) {
     r.checks = verify::compare(r.predicted, r.measured, f.tol);
     reports.push_back(std::move(r));
   }
-  if (tty && spdlog::default_logger_raw()->should_log(spdlog::level::info)) std::cerr << "\r" << std::string(120, ' ') << "\r";
+  if (tty && show_progress) std::cerr << "\r" << std::string(120, ' ') << "\r";
 
   // Datasheet (or probe) prediction first; after calibration, the same measurements again.
   std::vector<verify::PointReport> calibrated;
@@ -316,9 +318,9 @@ int run_verify(VerifyFlags f) {
     doc["calibrated_summary"] = summary_json(calibrated_summary);
   }
   if (!f.out.empty())
-    if (auto w = io::write_file_atomically(f.out, doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"); !w.ok()) return report_error(w.error());
+    if (auto w = io::write_file_atomically(f.out, json_text(doc) + "\n"); !w.ok()) return report_error(w.error());
   if (f.as_json) {
-    std::cout << doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    std::cout << json_text(doc) << "\n";
   } else {
     std::cout << "verify: " << model->id << " on " << host->name << "\n"
               << "  figure              predicted     measured      error     tolerance\n";

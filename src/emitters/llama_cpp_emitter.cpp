@@ -40,12 +40,6 @@ constexpr std::string_view k_llama_cpp_build = "b10587";
 
 std::string ngl(const PlanFacts& f) { return f.layers ? std::to_string(f.layers + 1) : "999"; }
 
-std::string setting_of(const Emission& e, const std::string& flag) {
-  for (const auto& [k, v] : e.settings)
-    if (k == flag) return v;
-  return {};
-}
-
 }  // namespace
 
 Result<Emission> emit_llama_cpp(const solver::PlanDocument& plan) {
@@ -103,13 +97,14 @@ Result<Emission> emit_llama_cpp(const solver::PlanDocument& plan) {
                       " copy of the same model");
   }
   // One --load-mode carries both choices (the old --mlock --no-mmap pair kept only the last).
-  if (f.mlock || f.no_mmap) set("--load-mode", f.mlock ? (f.no_mmap ? "mlock" : "mmap+mlock") : "none");
+  const std::string load_mode = f.mlock ? (f.no_mmap ? "mlock" : "mmap+mlock") : "none";
+  if (f.mlock || f.no_mmap) set("--load-mode", load_mode);
   if (f.mlock)
-    notes.push_back("--load-mode " + setting_of(e, "--load-mode") + ": the plan leaves " +
+    notes.push_back("--load-mode " + load_mode + ": the plan leaves " +
                     std::to_string(static_cast<int>(f.memory_headroom * 100 + 0.5)) +
                     "% of usable memory free; pinning keeps the weights the estimate counts as resident");
   if (f.no_mmap)
-    notes.push_back("--load-mode " + setting_of(e, "--load-mode") +
+    notes.push_back("--load-mode " + load_mode +
                     ": no mapping, the weights live in VRAM on a discrete GPU; a host mapping would only add resident memory");
 
   common_not_expressed(f, "llama.cpp", e.not_expressed);
@@ -135,9 +130,9 @@ Result<Emission> emit_llama_cpp(const solver::PlanDocument& plan) {
 
   std::string script = "#!/bin/sh\n";
   std::string args;
-  for (const auto& h : header_lines(f, "llama.cpp")) script += "# " + h + "\n", args += "# " + h + "\n";
-  script += "# flags of llama.cpp " + std::string(k_llama_cpp_build) + " or later (docs/emitters.md)\n";
-  args += "# flags of llama.cpp " + std::string(k_llama_cpp_build) + " or later (docs/emitters.md)\n";
+  auto header = header_lines(f, "llama.cpp");
+  header.push_back("flags of llama.cpp " + std::string(k_llama_cpp_build) + " or later (docs/emitters.md)");
+  for (const auto& h : header) script += "# " + h + "\n", args += "# " + h + "\n";
   if (build) script += "# build: " + std::string(build->cmake) + " && cmake --build build --target llama-server\n";
   for (const auto& n : notes) script += "# " + n + "\n";
   for (const auto& n : e.not_expressed) script += "# " + describe(n) + "\n", args += "# " + describe(n) + "\n";

@@ -1,7 +1,6 @@
 #include "emitters/llama_cpp_flags.hpp"
 
 #include <array>
-#include <cctype>
 
 namespace trilemma::emitters {
 namespace {
@@ -44,9 +43,6 @@ std::optional<std::string> check_llama_cpp_flag(const std::string& flag, const s
   for (const auto& f : k_flags) {
     if (f.flag != flag) continue;
     switch (f.value) {
-      case FlagValue::none:
-        if (!value.empty()) return flag + " takes no value";
-        return std::nullopt;
       case FlagValue::path:
         if (value.empty()) return flag + " needs a file";
         return std::nullopt;

@@ -9,7 +9,7 @@
 
 namespace trilemma::emitters {
 
-enum class FlagValue { none, count, path, choice };
+enum class FlagValue { count, path, choice };
 
 struct LlamaCppFlag {
   std::string_view flag;                     // as emitted

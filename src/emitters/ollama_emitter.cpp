@@ -72,7 +72,6 @@ Result<Emission> emit_ollama(const solver::PlanDocument& plan) {
   if (f.mlock)
     e.not_expressed.push_back({"memory", "mlock", "Ollama dropped use_mlock (a deprecated parameter: parser.go warns and ignores it)", ""});
 
-
   std::string modelfile, env;
   for (const auto& h : header_lines(f, "Ollama")) modelfile += "# " + h + "\n", env += "# " + h + "\n";
   for (const auto& n : notes) modelfile += "# " + n + "\n";

@@ -86,12 +86,10 @@ std::vector<std::string> header_lines(const PlanFacts& f, std::string_view targe
   std::vector<std::string> h;
   h.push_back(std::string(target) + " configuration emitted by trilemma from a plan document");
   h.push_back("plan: " + f.model_id + " on " + f.device_id + " (" + f.scenario + "): " + f.summary);
-  if (!f.produce_with.empty())
+  if (f.model_file_derived && !f.model_path.empty())
     h.push_back("model file " + f.model_file + ": the plan's " + std::string(info(f.config.weights).name) + " weights, not " +
-                f.model_path + " (" + f.stored_format + ") that the plan was made from; write it with: " + f.produce_with);
-  else if (f.model_file_derived && !f.model_path.empty())
-    h.push_back("model file " + f.model_file + ": the plan's " + std::string(info(f.config.weights).name) + " weights, not " +
-                f.model_path + " (" + f.stored_format + ") that the plan was made from");
+                f.model_path + " (" + f.stored_format + ") that the plan was made from" +
+                (f.produce_with.empty() ? "" : "; write it with: " + f.produce_with));
   else if (f.model_file_derived)
     h.push_back("model file " + f.model_file + ": derived from the plan's model id and weights (the plan names no weights file)");
   else

@@ -24,7 +24,7 @@ std::optional<std::size_t> path_index(const std::string& name) {
 }
 
 // A mapping of named keys to ranges: `default` (required for priors), and classes or compute
-// paths (and, for bandwidth, `measured`).
+// paths (and, for bandwidth, `measured_read` and `measured_copy`).
 template <std::size_t N, class Index>
 void read_keyed_ranges(io::FieldReader m, Range& fallback, std::array<std::optional<Range>, N>& named,
                        std::array<std::optional<Range>, k_cpu_read_kinds.size()>* measured, Index index_of, const std::string& what, bool need_default) {
