@@ -109,8 +109,8 @@ int run_calibrate(const CalibrateFlags& f) {
     return report_error(make_error(ErrorKind::usage, "--from", "",
                                    "results from " + runtimes[0] + " and " + runtimes[1] +
                                        ": a device's calibration describes one runtime per backend; calibrate from one at a time"));
-  std::string on = "calibrate: " + std::to_string(r.points().size()) + " points (" + (runtimes.empty() ? "" : runtimes[0]) +
-                   ") from " + std::to_string(r.files().size()) + " file" + (r.files().size() == 1 ? "" : "s") + ", " + today_utc();
+  // The point count has its own field (calibration.points); this says what and when.
+  std::string on = "calibrate: " + (runtimes.empty() ? std::string("results") : runtimes[0] + " results") + " from " + std::to_string(r.files().size()) + " file" + (r.files().size() == 1 ? "" : "s") + ", " + today_utc();
   auto fitted = verify::calibrate_device(*device, r, f.tol, on);
   if (!fitted.ok()) return report_error(fitted.error());
   const std::string out = !f.out.empty() ? f.out : f.device == "host" ? devices::host_profile_path() : device->id + "-calibrated.yaml";

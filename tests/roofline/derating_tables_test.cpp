@@ -181,3 +181,36 @@ TEST_CASE("roofline::efficiency: the compute path follows the weight format and 
   CHECK(efficiency(merged, phone, Backend::qnn, WeightFormat::w4a16));
   CHECK_FALSE(efficiency(merged, phone, Backend::qnn, WeightFormat::q4_k_m));
 }
+
+TEST_CASE("roofline::efficiency: a format the calibration did not measure moves with the ones it did", "[roofline]") {
+  const auto tables = *parse_derating_tables(k_valid, "devices/derating.yaml");
+  auto phone = devices::resolve_device("snapdragon-8-gen-3").value();
+  phone.calibration.reset();
+  const auto prior_q8 = efficiency(tables, phone, Backend::cpu, WeightFormat::q8_0).value();
+  const auto prior_k = efficiency(tables, phone, Backend::cpu, WeightFormat::q4_k_m).value();
+  // Only Q4_0 was measured, at a fifth of the tables' bandwidth and half their compute.
+  devices::Calibration c;
+  c.fitted_on = "test";
+  auto& cpu = c.at("cpu");
+  cpu.bandwidth_fraction = {{"q4_0", 0.4 / 5}};
+  cpu.compute_fraction = {{"q4_0", 0.15 / 2}};
+  cpu.decode_compute_fraction = {{"q4_0", 0.25 / 4}};
+  phone.calibration = c;
+  const auto q4 = efficiency(tables, phone, Backend::cpu, WeightFormat::q4_0).value();
+  CHECK(q4.bandwidth_fraction.mid == Approx(0.08));
+  // Q8_0 and Q4_K_M keep their own priors' shape (path, format factor) scaled as Q4_0 was.
+  const auto q8 = efficiency(tables, phone, Backend::cpu, WeightFormat::q8_0).value();
+  CHECK(q8.calibrated);
+  CHECK(q8.bandwidth_fraction.mid == Approx(prior_q8.bandwidth_fraction.mid / 5));
+  CHECK(q8.compute_fraction.mid == Approx(prior_q8.compute_fraction.mid / 2));
+  CHECK(q8.decode_compute_fraction.mid == Approx(prior_q8.decode_compute_fraction.mid / 4));
+  const auto k = efficiency(tables, phone, Backend::cpu, WeightFormat::q4_k_m).value();
+  CHECK(k.compute_fraction.mid == Approx(prior_k.compute_fraction.mid / 2));
+  CHECK(k.compute_fraction.mid == Approx(0.15 * 0.8 / 2));
+  // Two measured formats: the geometric mean of their ratios.
+  phone.calibration->at("cpu").bandwidth_fraction = {{"q4_0", 0.4 / 5}, {"q8_0", 0.4 / 20}};
+  CHECK(efficiency(tables, phone, Backend::cpu, WeightFormat::f16)->bandwidth_fraction.mid == Approx(0.4 / 10));
+  // A figure for "all" or the path still wins over the transfer.
+  phone.calibration->at("cpu").bandwidth_fraction = {{"q4_0", 0.08}, {"all", 0.3}};
+  CHECK(efficiency(tables, phone, Backend::cpu, WeightFormat::f16)->bandwidth_fraction.mid == Approx(0.3));
+}
