@@ -28,15 +28,15 @@ constexpr std::array k_table = {
     FormatKernels{T::f32, T::f32, quantize_row_f32, dequantize_row_f32, dot_f32_f32_ref,
                   TRILEMMA_X86(dot_f32_f32_avx2), TRILEMMA_NEON(dot_f32_f32_neon), 1e-5f, 0.0f},
     FormatKernels{T::f16, T::f32, quantize_row_f16, dequantize_row_f16, dot_f16_f32_ref,
-                  TRILEMMA_X86(dot_f16_f32_avx2), nullptr, 1e-5f, 3e-4f},
+                  TRILEMMA_X86(dot_f16_f32_avx2), TRILEMMA_NEON(dot_f16_f32_neon), 1e-5f, 3e-4f},
     FormatKernels{T::bf16, T::f32, quantize_row_bf16, dequantize_row_bf16, dot_bf16_f32_ref,
-                  TRILEMMA_X86(dot_bf16_f32_avx2), nullptr, 1e-5f, 2e-3f},
+                  TRILEMMA_X86(dot_bf16_f32_avx2), TRILEMMA_NEON(dot_bf16_f32_neon), 1e-5f, 2e-3f},
     FormatKernels{T::q8_0, T::q8_0, quantize_row_q8_0, dequantize_row_q8_0, dot_q8_0_q8_0_ref,
                   TRILEMMA_X86(dot_q8_0_q8_0_avx2), TRILEMMA_NEON(dot_q8_0_q8_0_neon), 1e-5f, 0.006f,
-                  pack_row_q8_0_x4, TRILEMMA_X86(tile_q8_0_x4_avx512vnni)},
+                  pack_row_q8_0_x4, TRILEMMA_X86(tile_q8_0_x4_avx512vnni), TRILEMMA_NEON(dot_q8_0_q8_0_dotprod)},
     FormatKernels{T::q4_0, T::q8_0, quantize_row_q4_0, dequantize_row_q4_0, dot_q4_0_q8_0_ref,
                   TRILEMMA_X86(dot_q4_0_q8_0_avx2), TRILEMMA_NEON(dot_q4_0_q8_0_neon), 1e-5f, 0.09f,
-                  pack_row_q4_0_x4, TRILEMMA_X86(tile_q4_0_x4_avx512vnni)},
+                  pack_row_q4_0_x4, TRILEMMA_X86(tile_q4_0_x4_avx512vnni), TRILEMMA_NEON(dot_q4_0_q8_0_dotprod)},
     FormatKernels{T::q4_k, T::q8_0, quantize_row_q4_k, dequantize_row_q4_k, dot_q4_k_q8_0_ref, nullptr, nullptr,
                   1e-5f, 0.085f},
     FormatKernels{T::q5_k, T::q8_0, quantize_row_q5_k, dequantize_row_q5_k, dot_q5_k_q8_0_ref, nullptr, nullptr,
@@ -63,6 +63,7 @@ std::string_view isa_name(Isa isa) {
     case Isa::avx2: return "avx2";
     case Isa::avx512vnni: return "avx512vnni";
     case Isa::neon: return "neon";
+    case Isa::dotprod: return "dotprod";
     case Isa::scalar: break;
   }
   return "scalar";
@@ -87,20 +88,22 @@ Isa detect_isa(bool force_scalar) {
     if (cpu.avx512f && cpu.avx512bw && cpu.avx512vl && cpu.avx512vnni) best = Isa::avx512vnni;
   }
 #elif defined(__aarch64__)
-  best = Isa::neon;
+  best = cpu_features().dotprod ? Isa::dotprod : Isa::neon;
 #endif
   const char* cap = std::getenv("TRILEMMA_ISA");
   if (cap == nullptr) return best;
   const std::string_view want(cap);
   if (want == "scalar") return Isa::scalar;
   if (want == "avx2" && best == Isa::avx512vnni) return Isa::avx2;
+  if (want == "neon" && best == Isa::dotprod) return Isa::neon;
   return best;
 }
 
 Isa dot_isa(const FormatKernels& k, Isa isa) {
   if (isa == Isa::avx512vnni && k.tile_x4_avx512 != nullptr) return Isa::avx512vnni;
   if ((isa == Isa::avx2 || isa == Isa::avx512vnni) && k.dot_avx2 != nullptr) return Isa::avx2;
-  if (isa == Isa::neon && k.dot_neon != nullptr) return Isa::neon;
+  if (isa == Isa::dotprod && k.dot_dotprod != nullptr) return Isa::dotprod;
+  if ((isa == Isa::neon || isa == Isa::dotprod) && k.dot_neon != nullptr) return Isa::neon;
   return Isa::scalar;
 }
 
@@ -111,6 +114,7 @@ DotFn select_dot(const FormatKernels& k, Isa isa) {
   switch (dot_isa(k, isa)) {
     case Isa::avx2: return k.dot_avx2;
     case Isa::neon: return k.dot_neon;
+    case Isa::dotprod: return k.dot_dotprod;
     default: break;
   }
   return k.dot_ref;

@@ -22,18 +22,22 @@ struct FormatKernels {
   // tile over a Q8 panel. Matrices whose rows are not a multiple of 128 stay in ggml layout.
   PackRowFn pack_x4 = nullptr;
   TileFn tile_x4_avx512 = nullptr;
+  // ARMv8.2 dot-product column (SDOT: 16 int8 products per instruction into 4 int32 lanes);
+  // cores without it (Cortex-A53/A72) use dot_neon's widening multiplies.
+  DotFn dot_dotprod = nullptr;
 };
 
-// avx512vnni implies avx2: formats without a tile use their avx2 dot.
-enum class Isa { scalar, avx2, avx512vnni, neon };
-std::string_view isa_name(Isa isa);  // "scalar" | "avx2" | "avx512vnni" | "neon"
+// avx512vnni implies avx2: formats without a tile use their avx2 dot. dotprod implies neon:
+// formats without a dotprod column use their neon dot.
+enum class Isa { scalar, avx2, avx512vnni, neon, dotprod };
+std::string_view isa_name(Isa isa);  // "scalar" | "avx2" | "avx512vnni" | "neon" | "dotprod"
 
 std::span<const FormatKernels> format_kernels();
 // nullptr when the engine has no kernels for `type`.
 const FormatKernels* find_kernels(TensorType type);
 
 // Best ISA of this CPU, or scalar when force_scalar or TRILEMMA_FORCE_SCALAR=1 is set.
-// TRILEMMA_ISA=scalar|avx2|avx512vnni|neon caps the choice (never raises it above the CPU's).
+// TRILEMMA_ISA=scalar|avx2|avx512vnni|neon|dotprod caps the choice (never raises it above the CPU's).
 Isa detect_isa(bool force_scalar = false);
 // The kernel for `isa`, falling back to the `_ref` column where that column is empty.
 DotFn select_dot(const FormatKernels& k, Isa isa);

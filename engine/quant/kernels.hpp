@@ -74,5 +74,11 @@ void tile_q4_0_x4_avx512vnni(const std::uint8_t* codes, std::size_t code_stride,
 float dot_f32_f32_neon(const void* w, const void* a, std::int64_t n);
 float dot_q8_0_q8_0_neon(const void* w, const void* a, std::int64_t n);
 float dot_q4_0_q8_0_neon(const void* w, const void* a, std::int64_t n);
+float dot_f16_f32_neon(const void* w, const void* a, std::int64_t n);
+float dot_bf16_f32_neon(const void* w, const void* a, std::int64_t n);
+// engine/simd/neon_dotprod/dot_neon_dotprod.cpp (ARMv8.2 dotprod; aarch64 builds only, picked at
+// run time when the kernel reports asimddp)
+float dot_q8_0_q8_0_dotprod(const void* w, const void* a, std::int64_t n);
+float dot_q4_0_q8_0_dotprod(const void* w, const void* a, std::int64_t n);
 
 }  // namespace trilemma::engine

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "engine/quant/blocks.hpp"
+#include "engine/quant/cpu_features.hpp"
 #include "engine/quant/fp16.hpp"
 #include "engine/quant/kernel_table.hpp"
 #include "engine/quant/kernels.hpp"
@@ -39,11 +40,13 @@ Encoded encode(TensorType type, const std::vector<float>& x) {
   return e;
 }
 
-// Every SIMD level this CPU runs (avx512vnni machines also test their avx2 columns).
+// Every SIMD level this CPU runs (avx512vnni machines also test their avx2 columns, dotprod
+// machines their neon columns).
 std::vector<Isa> compiled_isas() {
   std::vector<Isa> out;
   const Isa best = detect_isa();
   if (best == Isa::avx512vnni) out.push_back(Isa::avx2);
+  if (best == Isa::dotprod) out.push_back(Isa::neon);
   if (best != Isa::scalar) out.push_back(best);
   return out;
 }
@@ -194,6 +197,35 @@ TEST_CASE("quant::detect_isa: force_scalar and TRILEMMA_FORCE_SCALAR pick the _r
   const FormatKernels* q8 = find_kernels(TensorType::q8_0);
   CHECK(select_dot(*q8, Isa::scalar) == q8->dot_ref);
   CHECK(find_kernels(TensorType::q4_1) == nullptr);
+}
+
+TEST_CASE("quant::detect_isa: the column follows what the CPU reports, and TRILEMMA_ISA only lowers it", "[quant]") {
+  const auto& cpu = cpu_features();
+  const Isa best = detect_isa();
+#if defined(__aarch64__)
+  // Under qemu -cpu cortex-a53 the kernel reports no asimddp: the NEON column; -cpu max has it.
+  CHECK(best == (cpu.dotprod ? Isa::dotprod : Isa::neon));
+  ::setenv("TRILEMMA_ISA", "neon", 1);
+  CHECK(detect_isa() == Isa::neon);
+  ::unsetenv("TRILEMMA_ISA");
+  const FormatKernels* q4 = find_kernels(TensorType::q4_0);
+  CHECK(select_dot(*q4, Isa::neon) == q4->dot_neon);
+  CHECK(select_dot(*q4, Isa::dotprod) == q4->dot_dotprod);
+  // A format without a dotprod column keeps its NEON dot under dotprod.
+  const FormatKernels* f16 = find_kernels(TensorType::f16);
+  CHECK(dot_isa(*f16, Isa::dotprod) == Isa::neon);
+#elif defined(__x86_64__)
+  if (cpu.avx512f && cpu.avx512bw && cpu.avx512vl && cpu.avx512vnni && cpu.avx2 && cpu.fma && cpu.f16c)
+    CHECK(best == Isa::avx512vnni);
+  else if (cpu.avx2 && cpu.fma && cpu.f16c)
+    CHECK(best == Isa::avx2);
+  else
+    CHECK(best == Isa::scalar);
+  ::setenv("TRILEMMA_ISA", "dotprod", 1);  // never raises the choice above the CPU's
+  CHECK(detect_isa() == best);
+  ::unsetenv("TRILEMMA_ISA");
+#endif
+  WARN("kernel column on this CPU: " << isa_name(best));
 }
 
 TEST_CASE("quant::format_kernels: every x4 tile matches the _ref dots for 1..8 tokens and 1..9 rows, and a token's result does not depend on the token count", "[quant]") {
