@@ -201,7 +201,8 @@ int run_fidelity(const FidelityFlags& f) {
   std::cout << "\n";
   print_report(report, set, f.points);
   if (fitted) {
-    std::cout << "\nfitted on every device (" << fitted->values.size() << " values):\n";
+    std::cout << "\nfitted on every device" << (f.hold_out.empty() ? "" : " but " + f.hold_out) << " ("
+              << fitted->values.size() << " values):\n";
     for (const auto& v : fitted->values)
       std::cout << "  " << pad(v.name, 44) << pad(fixed(v.value, 3), 10) << v.devices << " devices\n";
   }

@@ -10,6 +10,7 @@ std::optional<double> CpuCluster::ops_per_cycle(ComputePath path) const {
     case ComputePath::cpu_fp16: return fp16_flops_per_cycle;
     case ComputePath::cpu_int8_dot: return int8_dot_ops_per_cycle;
     case ComputePath::cpu_int8_matmul: return int8_matmul_ops_per_cycle;
+    case ComputePath::cpu_int8_widen: return fp32_flops_per_cycle > 0 ? std::optional(fp32_flops_per_cycle) : std::nullopt;
     default: return std::nullopt;
   }
 }

@@ -1,5 +1,7 @@
 #include "devices/host_probe.hpp"
 
+#include "devices/core_table.hpp"
+
 #include <sys/sysinfo.h>
 #include <unistd.h>
 
@@ -33,6 +35,53 @@ std::string now_iso() {
 }
 
 }  // namespace
+
+std::vector<CpuCluster> probed_clusters(const std::vector<CoreGroup>& groups, unsigned cores, const std::string& model_name,
+                                        double clock_ghz, double fp32_per_cycle, double int8_per_cycle) {
+  std::size_t grouped = 0;
+  for (const auto& g : groups) grouped += g.cpus.size();
+  auto measured = [&](CpuCluster c) {
+    c.fp32_flops_per_cycle = fp32_per_cycle;
+    c.int8_dot_ops_per_cycle = int8_per_cycle;
+    c.rates_source = "measured by the host probe";
+    return c;
+  };
+  // One kind of core, or groups that do not account for every core the process sees.
+  if (groups.size() <= 1 || grouped != cores) {
+    CpuCluster c;
+    c.kind = "performance";
+    c.cores = cores;
+    c.core = groups.size() == 1 && !groups.front().core.empty() ? groups.front().core : model_name;
+    c.clock_ghz = clock_ghz;
+    return {measured(c)};
+  }
+  // big.LITTLE: the peak kernels ran on the scheduler's choice of core, which for a busy thread
+  // is a fast one, so the first group takes the measured rates per cycle; the others take
+  // devices/cores.yaml's for their core when it has them.
+  const auto* table = core_table().ok() ? *core_table() : nullptr;
+  std::vector<CpuCluster> out;
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    const auto& g = groups[i];
+    CpuCluster c;
+    c.kind = i + 1 == groups.size() ? "efficiency" : (i == 0 && groups.size() >= 3 ? "prime" : "performance");
+    c.cores = std::uint32_t(g.cpus.size());
+    c.core = g.core.empty() ? model_name : g.core;
+    c.clock_ghz = g.max_ghz > 0 ? g.max_ghz : clock_ghz;
+    const CoreRates* rates = table && !g.core.empty() ? find_core(*table, g.core) : nullptr;
+    if (i == 0 || !rates) {
+      out.push_back(measured(c));
+      if (i > 0) out.back().rates_source = "assumed: the measured core's rates per cycle (" + c.core + " is not in devices/cores.yaml)";
+      continue;
+    }
+    c.fp32_flops_per_cycle = rates->fp32_flops_per_cycle;
+    c.fp16_flops_per_cycle = rates->fp16_flops_per_cycle;
+    c.int8_dot_ops_per_cycle = rates->int8_dot_ops_per_cycle;
+    c.int8_matmul_ops_per_cycle = rates->int8_matmul_ops_per_cycle;
+    c.rates_source = "devices/cores.yaml (" + g.core + ")";
+    out.push_back(c);
+  }
+  return out;
+}
 
 std::optional<double> parse_load_average(const std::string& text) {
   std::istringstream in(text);
@@ -76,38 +125,26 @@ Result<Device> probe_host(const HostMeasurer& measure, const ProbeProgress& prog
   d.memory_type = "unknown (measured)";
   d.bandwidth_basis = "measured";
 
-  progress("cpu: reading /proc/cpuinfo");
+  progress("cpu: reading /proc/cpuinfo and the clusters in /sys/devices/system/cpu");
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-  std::set<std::string> flags;
-  std::string model_name = "unknown CPU";
-  double mhz = 0;
+  CpuInfo info;
   {
     std::ifstream in("/proc/cpuinfo");
-    std::string line;
-    while (std::getline(in, line)) {
-      auto colon = line.find(':');
-      if (colon == std::string::npos) continue;
-      std::string key = line.substr(0, line.find_last_not_of(" \t", colon - 1) + 1);
-      std::string value = colon + 2 <= line.size() ? line.substr(colon + 2) : "";
-      if (key == "model name") model_name = value;
-      if (key == "cpu MHz") mhz = std::max(mhz, std::atof(value.c_str()));
-      if (key == "flags" || key == "Features") {
-        std::istringstream ss(value);
-        std::string f;
-        while (ss >> f) flags.insert(f);
-      }
-    }
+    std::stringstream ss;
+    ss << in.rdbuf();
+    info = parse_cpuinfo(ss.str());
   }
+  const auto groups = read_core_groups("/sys/devices/system/cpu", info);
+  std::string model_name = info.model_name;
+  if (model_name.empty() && !groups.empty() && !groups.front().core.empty()) model_name = groups.front().core;
+  if (model_name.empty()) model_name = "unknown CPU";
+  const double mhz = info.max_mhz;
 #if defined(__x86_64__)
   d.isa = "x86-64";
-  for (auto [flag, name] : {std::pair{"avx2", "avx2"}, {"fma", "fma"}, {"f16c", "f16c"}, {"avx512f", "avx512"},
-                            {"avx_vnni", "avx-vnni"}, {"avx512_vnni", "avx512-vnni"}})
-    if (flags.count(flag)) d.cpu_features.push_back(name);
+  d.cpu_features = x86_features(info.flags);
 #elif defined(__aarch64__)
   d.isa = "arm64";
-  d.cpu_features.push_back("neon");
-  for (auto [flag, name] : {std::pair{"asimddp", "dotprod"}, {"i8mm", "i8mm"}, {"sve", "sve"}, {"sve2", "sve2"}})
-    if (flags.count(flag)) d.cpu_features.push_back(name);
+  d.cpu_features = arm_features(info.flags);
 #else
   d.isa = "unknown";
 #endif
@@ -123,8 +160,11 @@ Result<Device> probe_host(const HostMeasurer& measure, const ProbeProgress& prog
   }
   progress("clock: dependent adds on one core");
   rec.clock_ghz = measure.clock_ghz ? measure.clock_ghz() : 0;
-  const double ghz = rec.clock_ghz > 0 ? rec.clock_ghz : (mhz > 0 ? mhz / 1000.0 : 1.0);
-  const std::string clock_basis = rec.clock_ghz > 0 ? "measured (dependent adds per second)" : "from /proc/cpuinfo";
+  const double sysfs_ghz = groups.empty() ? 0 : groups.front().max_ghz;
+  const double ghz = rec.clock_ghz > 0 ? rec.clock_ghz : (mhz > 0 ? mhz / 1000.0 : (sysfs_ghz > 0 ? sysfs_ghz : 1.0));
+  const std::string clock_basis = rec.clock_ghz > 0 ? "measured (dependent adds per second)"
+                                  : mhz > 0        ? "from /proc/cpuinfo"
+                                                   : "from cpufreq cpuinfo_max_freq";
 
   constexpr int k_bandwidth_runs = 7, k_peak_runs = 5;
   progress("bandwidth: " + std::to_string(k_bandwidth_runs) + " streaming reads of 1 GiB on " + std::to_string(cores) + " threads");
@@ -154,17 +194,11 @@ Result<Device> probe_host(const HostMeasurer& measure, const ProbeProgress& prog
   // The peak is one core's best times the cores: what every core reaches when nothing else
   // runs (all cores at once may clock lower; calibration absorbs that).
   const double f32_peak = rec.f32_one_core.best * cores, int8_peak = rec.int8_one_core.best * cores;
-  d.measured_compute_gflops = f32_peak;
-  d.measured_int8_gflops = int8_peak;
-  CpuCluster cluster;
-  cluster.kind = "performance";
-  cluster.cores = cores;
-  cluster.core = model_name;
-  cluster.clock_ghz = ghz;
-  cluster.fp32_flops_per_cycle = f32_peak / cores / ghz;
-  cluster.int8_dot_ops_per_cycle = int8_peak / cores / ghz;
-  cluster.rates_source = "measured by the host probe";
-  d.clusters.push_back(cluster);
+  d.clusters = probed_clusters(groups, cores, model_name, ghz, f32_peak / cores / ghz, int8_peak / cores / ghz);
+  // On one kind of core this is one core's best times the cores; on big.LITTLE, each
+  // cluster's cores at its own rate and clock.
+  d.measured_compute_gflops = d.peak_gops(ComputePath::cpu_fp32).value_or(f32_peak);
+  d.measured_int8_gflops = d.peak_gops(ComputePath::cpu_int8_dot).value_or(int8_peak);
 
   auto spread = [](const ProbeFigure& f) {
     char buf[96];

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "devices/cpu_topology.hpp"
 #include "devices/device.hpp"
 #include "types/result.hpp"
 
@@ -48,6 +49,13 @@ struct Theoretical {
   std::string basis;  // "2 cores x 3.70 GHz x 16 lanes x 2 ops x 2 pipes (avx512 fma)"
 };
 Theoretical theoretical_peak(unsigned cores, double clock_ghz, const PeakSample& kernel);
+
+// The probe's clusters: one per group of alike cores (fastest first, `prime` when there are
+// three kinds, the last `efficiency`), or one of `cores` cores when sysfs shows one kind or
+// does not account for every core. Rates per cycle: measured on the first, devices/cores.yaml's
+// on the others where it knows their core.
+std::vector<CpuCluster> probed_clusters(const std::vector<CoreGroup>& groups, unsigned cores, const std::string& model_name,
+                                        double clock_ghz, double fp32_per_cycle, double int8_per_cycle);
 
 Result<Device> probe_host(const HostMeasurer& measurer, const ProbeProgress& progress);
 

@@ -12,7 +12,7 @@ using W = WeightFormat;
 // on FP16 tensor cores. Metal and OpenCL dequantize to FP16 in their matmul kernels.
 constexpr P k_cpu_fp32[] = {P::cpu_fp32};
 constexpr P k_cpu_half[] = {P::cpu_fp16, P::cpu_fp32};
-constexpr P k_cpu_int[] = {P::cpu_int8_matmul, P::cpu_int8_dot, P::cpu_fp32};
+constexpr P k_cpu_int[] = {P::cpu_int8_matmul, P::cpu_int8_dot, P::cpu_int8_widen};
 constexpr P k_gpu_fp32[] = {P::gpu_fp32};
 constexpr P k_gpu_half[] = {P::gpu_tensor_fp16, P::gpu_fp16, P::gpu_fp32};
 constexpr P k_gpu_dequant[] = {P::gpu_fp16, P::gpu_fp32};

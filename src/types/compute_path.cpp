@@ -16,6 +16,7 @@ constexpr std::array<ComputePathInfo, static_cast<std::size_t>(P::count)> k_path
     {P::npu_fp16, "npu_fp16", "NPU", false, "NPU FP16"},
     {P::npu_int8, "npu_int8", "NPU", false, "NPU int8"},
     {P::npu_int4, "npu_int4", "NPU", false, "NPU int4"},
+    {P::cpu_int8_widen, "cpu_int8_widen", "CPU", false, "int8 multiply widened to 16 bits (SMULL/SADALP, VPMADDUBSW)"},
 }};
 
 constexpr bool in_enum_order() {

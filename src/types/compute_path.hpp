@@ -23,6 +23,10 @@ enum class ComputePath : std::uint8_t {
   npu_fp16,         // NPU FP16
   npu_int8,         // NPU int8 (the vendors' headline TOPS)
   npu_int4,         // NPU int4
+  // int8 products widened to 16 bits and summed pairwise (Arm SMULL/SADALP, x86 VPMADDUBSW):
+  // how int8 weights are multiplied on a core without an int8 dot product. Its peak is taken as
+  // the core's FP32 FMA rate (the same vector pipes); its efficiency is its own.
+  cpu_int8_widen,
   count
 };
 

@@ -159,10 +159,25 @@ TEST_CASE("roofline::efficiency: the compute path follows the weight format and 
   // Q4_K_M costs its factor on top of the path's fraction.
   CHECK(efficiency(tables, phone, Backend::cpu, WeightFormat::q4_k_m)->compute_fraction.mid == Approx(0.15 * 0.8));
   CHECK(efficiency(tables, phone, Backend::cpu, WeightFormat::q4_0)->runtime_bytes == 100 * 1048576.0);
-  // A Cortex-A72 has neither: every format takes the FP32 path.
+  // A Cortex-A72 has neither FP16 arithmetic nor an int8 dot product: F16 takes the FP32 path,
+  // integer formats the widening multiply, whose peak is the FP32 FMA rate and whose fraction is
+  // its own (the default here, as k_valid gives it none).
   auto pi4 = devices::resolve_device("raspberry-pi-4").value();
   pi4.calibration.reset();
-  CHECK(efficiency(tables, pi4, Backend::cpu, WeightFormat::q4_0)->path == ComputePath::cpu_fp32);
+  const auto pi4_q4 = efficiency(tables, pi4, Backend::cpu, WeightFormat::q4_0).value();
+  CHECK(pi4_q4.path == ComputePath::cpu_int8_widen);
+  CHECK(pi4_q4.decode_path == ComputePath::cpu_int8_widen);
+  CHECK(pi4.peak_gops(ComputePath::cpu_int8_widen) == pi4.peak_gops(ComputePath::cpu_fp32));
+  CHECK(efficiency(tables, pi4, Backend::cpu, WeightFormat::f16)->path == ComputePath::cpu_fp32);
+  // Every core can widen, but a core with a dot product is costed on that: the Snapdragon 8
+  // Gen 3's Q4_0 stayed on SMMLA and SDOT above, though the widening path has a peak there too.
+  CHECK(phone.peak_gops(ComputePath::cpu_int8_widen).has_value());
+  // The Snapdragon 8 Elite's Oryon cores list dotprod and i8mm; devices/cores.yaml now gives
+  // them rates (assumed equal to Oryon 1st gen), so their int8 formats take those paths.
+  auto elite = devices::resolve_device("snapdragon-8-elite").value();
+  elite.calibration.reset();
+  CHECK(efficiency(tables, elite, Backend::cpu, WeightFormat::q4_0)->path == ComputePath::cpu_int8_matmul);
+  CHECK(efficiency(tables, elite, Backend::cpu, WeightFormat::q4_0)->decode_path == ComputePath::cpu_int8_dot);
   // Its measured CPU read bandwidth, not the DRAM peak, is what the fraction applies to: the
   // fraction for a read-only kernel's figure (tinymembench), where a STREAM Copy figure (the
   // RK3588's) takes the copy fraction.
