@@ -12,6 +12,7 @@
 #include "cli/exit_codes.hpp"
 #include "cli/format.hpp"
 #include "cli/signal_cleanup.hpp"
+#include "devices/core_selection.hpp"
 #include "engine/engine.hpp"
 #include "io/atomic_write.hpp"
 #include "models/catalog.hpp"
@@ -120,6 +121,7 @@ struct RunFlags {
   bool baseline = false;
   std::string model, tokenizer, synthetic, weights, prompt = "Once upon a time";
   int threads = 0, steps = 64;
+  std::string cores = "all";
   float temperature = 0, top_p = 1;
   std::uint64_t seed = 42;
   bool scalar = false, as_json = false, quiet = false, force = false;
@@ -151,6 +153,16 @@ double weights_to_hold(const engine::GenerateOptions& o) {
   return o.weights ? 2 * file : file;
 }
 
+// --cores: pins the process before the engine starts its threads, which inherit the mask;
+// --threads 0 then means one thread per chosen core.
+Result<int> apply_cores(const std::string& spec, int threads) {
+  const auto groups = devices::read_core_groups("/sys/devices/system/cpu", {});
+  auto cpus = devices::select_cores(spec, groups);
+  if (!cpus.ok()) return cpus.error();
+  if (auto s = devices::pin_to_cores(*cpus); !s.ok()) return s.error();
+  return threads == 0 && !cpus->empty() ? int(cpus->size()) : threads;
+}
+
 int run_generate(const RunFlags& f) {
   engine::GenerateOptions o;
   if (auto s = set_source(o, f.model, f.synthetic, f.tokenizer, f.weights); !s.ok()) return report_error(s.error());
@@ -165,7 +177,9 @@ int run_generate(const RunFlags& f) {
   }
   if (f.steps < 0 || f.threads < 0 || f.temperature < 0 || !(f.top_p > 0 && f.top_p <= 1))
     return report_error(make_error(ErrorKind::usage, "", "", "--steps, --threads, --temperature must be >= 0 and --top-p in (0, 1]"));
-  o.threads = f.threads;
+  auto threads = apply_cores(f.cores, f.threads);
+  if (!threads.ok()) return report_error(threads.error());
+  o.threads = *threads;
   o.prompt = f.prompt;
   o.steps = f.steps;
   o.temperature = f.temperature;
@@ -211,7 +225,7 @@ int run_generate(const RunFlags& f) {
                              {"resident_bytes", o.kv.resident_bytes}}},
               {"synthetic", r->synthetic}, {"weights", r->weights},
               {"fallbacks", r->fallbacks}, {"kernels", r->kernels}, {"threads", r->threads},
-              {"prompt_tokens", r->prompt_tokens}, {"tokens", r->tokens}, {"text", r->text},
+              {"cores", devices::allowed_cores()}, {"prompt_tokens", r->prompt_tokens}, {"tokens", r->tokens}, {"text", r->text},
               {"ttft_ms", r->ttft_ms}, {"prefill_tok_s", r->prefill_tok_s}, {"decode_tok_s", r->decode_tok_s},
               {"weight_bytes", r->weight_bytes}, {"peak_rss_bytes", r->peak_rss_bytes}, {"kv", r->kv},
               {"kv_allocated_bytes", r->kv_allocated_bytes}, {"kv_used_bytes", r->kv_used_bytes},
@@ -307,6 +321,7 @@ struct EvalFlags {
   KvFlags kv;
   std::string model, tokenizer, synthetic, weights, text;
   int context = 256, max_chunks = 0, threads = 0;
+  std::string cores = "all";
   bool scalar = false, as_json = false;
 };
 
@@ -321,7 +336,9 @@ int run_eval(const EvalFlags& f) {
   o.text_path = f.text;
   o.context = f.context;
   o.max_chunks = f.max_chunks;
-  o.threads = f.threads;
+  auto threads = apply_cores(f.cores, f.threads);
+  if (!threads.ok()) return report_error(threads.error());
+  o.threads = *threads;
   o.force_scalar = f.scalar;
   auto r = engine::evaluate(o);
   if (!r.ok()) return report_error(r.error());
@@ -363,6 +380,8 @@ void add_engine_commands(CLI::App& app, Handler& handler) {
   ev->add_option("--context", v.context, "tokens per chunk (BOS + context-1)")->capture_default_str();
   ev->add_option("--max-chunks", v.max_chunks, "0 = all");
   ev->add_option("--threads", v.threads, "0 = all cores")->check(CLI::Range(0, 1024));
+  ev->add_option("--cores", v.cores, "CPUs the threads may use: all, big (the fastest cluster), or a list like 0-3,6")
+      ->capture_default_str();
   ev->add_flag("--scalar", v.scalar, "force the scalar reference kernels");
   v.kv.add(ev);
   ev->add_flag("--json", v.as_json, "JSON report (docs/json-schemas.md#eval)");
@@ -375,6 +394,8 @@ void add_engine_commands(CLI::App& app, Handler& handler) {
   run->add_option("--synthetic", r.synthetic, "catalog model id: deterministic synthetic weights of its shape");
   run->add_option("--weights", r.weights, "f32, f16, bf16, q8_0, q4_0, int3, int2 (default: as stored)");
   run->add_option("--threads", r.threads, "0 = all cores")->capture_default_str()->check(CLI::Range(0, 1024));
+  run->add_option("--cores", r.cores, "CPUs the threads may use: all, big (the fastest cluster), or a list like 0-3,6")
+      ->capture_default_str();
   run->add_option("--prompt", r.prompt, "prompt text")->capture_default_str();
   run->add_option("--steps", r.steps, "tokens to generate")->capture_default_str();
   run->add_option("--temperature", r.temperature, "0 = greedy")->capture_default_str();

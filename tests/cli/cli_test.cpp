@@ -343,6 +343,20 @@ TEST_CASE("cli: output nobody received, and thread counts no machine has (issue 
   CHECK(run("run --synthetic stories260k --threads 100000 --steps 1").code == 2);
 }
 
+TEST_CASE("cli run/eval --cores: threads on the CPUs asked for; CPUs the machine lacks are usage errors (issue 18)", "[cli]") {
+  const auto r = run("run --synthetic stories260k --steps 2 --quiet --json --cores 0");
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("\"cores\": [\n    0\n  ]") != std::string::npos);
+  CHECK(r.out.find("\"threads\": 1,") != std::string::npos);  // --threads 0: one per chosen core
+  for (const char* bad : {"--cores 4095", "--cores 1-0", "--cores fast"}) {
+    CAPTURE(bad);
+    const auto e = run(std::string("run --synthetic stories260k --steps 1 ") + bad, true);
+    CHECK(e.code == 2);
+    CHECK(e.out.find("--cores") != std::string::npos);
+  }
+  CHECK(run("eval --synthetic stories260k --text /dev/null --cores 99999").code == 2);
+}
+
 TEST_CASE("cli run: a system that will not start the threads asked for runs with fewer (issue 14)", "[cli]") {
   if (trilemma::testing::skip_under_address_sanitizer()) return;
   // 64 threads' stacks do not fit in 300 MB of address space: the pool keeps those it got.
