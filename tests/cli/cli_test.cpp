@@ -2,6 +2,7 @@
 // classes, exit codes, and bad input. TRILEMMA_UPDATE_GOLDEN=1 rewrites the golden files.
 #include <catch2/catch.hpp>
 
+#include "golden.hpp"
 #include "run_binary.hpp"
 
 #include <sys/wait.h>
@@ -35,22 +36,8 @@ struct TempDir {
   }
 };
 
-std::filesystem::path golden(const std::string& name) {
-  return std::filesystem::path(TRILEMMA_SOURCE_DIR) / "tests/cli/golden" / name;
-}
-
 void check_golden(const std::string& name, const std::string& actual) {
-  const auto path = golden(name);
-  if (std::getenv("TRILEMMA_UPDATE_GOLDEN")) {
-    std::ofstream(path) << actual;
-    return;
-  }
-  std::ifstream in(path);
-  REQUIRE(in.good());
-  std::stringstream ss;
-  ss << in.rdbuf();
-  CAPTURE(name);
-  CHECK(actual == ss.str());
+  trilemma::testing::check_golden("cli", name, actual);
 }
 
 }  // namespace

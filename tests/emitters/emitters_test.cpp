@@ -5,6 +5,8 @@
 #include <catch2/catch.hpp>
 #include <yaml-cpp/yaml.h>
 
+#include "golden.hpp"
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -97,17 +99,7 @@ std::string render(const emitters::Emission& e) {
 }
 
 void check_golden(const std::string& name, const std::string& actual) {
-  const auto path = std::filesystem::path(TRILEMMA_SOURCE_DIR) / "tests/emitters/golden" / name;
-  if (std::getenv("TRILEMMA_UPDATE_GOLDEN")) {
-    std::ofstream(path) << actual;
-    return;
-  }
-  std::ifstream in(path);
-  CAPTURE(name);
-  REQUIRE(in.good());
-  std::stringstream ss;
-  ss << in.rdbuf();
-  CHECK(actual == ss.str());
+  trilemma::testing::check_golden("emitters", name, actual);
 }
 
 std::string file_name(const std::string& emitter) {

@@ -3,6 +3,7 @@
 // golden reports, exit codes as documented, and bad input. TRILEMMA_UPDATE_GOLDEN=1 rewrites.
 #include <catch2/catch.hpp>
 
+#include "golden.hpp"
 #include "run_binary.hpp"
 #include <nlohmann/json.hpp>
 
@@ -47,14 +48,7 @@ std::string read(const fs::path& path) {
 }
 
 void check_golden(const std::string& name, const std::string& actual) {
-  const auto path = fs::path(TRILEMMA_SOURCE_DIR) / "tests/gate/golden" / name;
-  if (std::getenv("TRILEMMA_UPDATE_GOLDEN")) {
-    std::ofstream(path) << actual;
-    return;
-  }
-  CAPTURE(name);
-  REQUIRE(fs::exists(path));
-  CHECK(actual == read(path));
+  trilemma::testing::check_golden("gate", name, actual);
 }
 
 const std::string k_ci = "gate --budgets budgets.yaml --model qwen2.5-0.5b --model llama-3.1-8b";
