@@ -1,5 +1,7 @@
 #include "types/backend.hpp"
 
+#include <algorithm>
+
 namespace trilemma {
 namespace {
 
@@ -13,6 +15,11 @@ using W = WeightFormat;
 constexpr P k_cpu_fp32[] = {P::cpu_fp32};
 constexpr P k_cpu_half[] = {P::cpu_fp16, P::cpu_fp32};
 constexpr P k_cpu_int[] = {P::cpu_int8_matmul, P::cpu_int8_dot, P::cpu_int8_widen};
+constexpr P k_cpu_int_vector[] = {P::cpu_int8_dot, P::cpu_int8_widen};
+// ggml-cpu gives Q4_0, Q4_1 and Q8_0 a two-row SMMLA vec_dot (type traits nrows = 2 under
+// __ARM_FEATURE_MATMUL_INT8, since 2024) and Q4_K one since its 2025 repack; K-quants below 4
+// bits, Q5_K, Q6_K and the IQ types multiply on SDOT. The formats whose bulk type is one of those:
+constexpr W k_cpu_matrix_formats[] = {W::q8_0, W::q4_0, W::q4_k_m};
 constexpr P k_gpu_fp32[] = {P::gpu_fp32};
 constexpr P k_gpu_half[] = {P::gpu_tensor_fp16, P::gpu_fp16, P::gpu_fp32};
 constexpr P k_gpu_dequant[] = {P::gpu_fp16, P::gpu_fp32};
@@ -37,7 +44,7 @@ constexpr std::string_view k_llama_cpp = "llama.cpp (ggml backends, n_ubatch 512
 
 constexpr std::array<BackendInfo, static_cast<std::size_t>(Backend::count)> k_backends = {{
     {Backend::cpu, "cpu", BackendKind::cpu, "llama.cpp CPU", "llama.cpp", k_cpu_fp32, k_cpu_half, k_cpu_int, k_cpu_fp32, 512,
-     k_llama_cpp_weights, k_any_kv, std::nullopt, false, k_llama_cpp},
+     k_llama_cpp_weights, k_any_kv, std::nullopt, false, k_llama_cpp, k_cpu_matrix_formats, k_cpu_int_vector},
     {Backend::metal, "metal", BackendKind::gpu, "llama.cpp Metal", "llama.cpp", k_gpu_fp32, k_gpu_dequant, k_gpu_dequant, k_gpu_dequant, 512,
      k_llama_cpp_weights, k_any_kv, std::nullopt, false, k_llama_cpp},
     {Backend::cuda, "cuda", BackendKind::gpu, "llama.cpp CUDA", "llama.cpp", k_gpu_fp32, k_gpu_half, k_cuda_int, k_gpu_half, 512,
@@ -101,7 +108,11 @@ std::span<const ComputePath> paths_for(const BackendInfo& b, WeightFormat f) {
   switch (weight_class(f)) {
     case WeightClass::fp32: return b.fp32_paths;
     case WeightClass::half: return b.half_paths;
-    case WeightClass::integer: return b.integer_paths;
+    case WeightClass::integer:
+      if (!b.integer_matrix_formats.empty() &&
+          std::find(b.integer_matrix_formats.begin(), b.integer_matrix_formats.end(), f) == b.integer_matrix_formats.end())
+        return b.integer_vector_paths;
+      return b.integer_paths;
   }
   return {};
 }

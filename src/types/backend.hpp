@@ -42,6 +42,10 @@ struct BackendInfo {
   // speculative decoding. Runtimes that build their graph per step (llama.cpp) have neither limit.
   bool fixed_graph = false;
   std::string_view source;    // where the limits above are stated
+  // Integer formats the runtime has a matrix-unit kernel for (llama.cpp's SMMLA/AMX paths);
+  // the others take `integer_vector_paths`. Empty: every integer format has one.
+  std::span<const WeightFormat> integer_matrix_formats{};
+  std::span<const ComputePath> integer_vector_paths{};
 };
 
 const BackendInfo& info(Backend backend);

@@ -156,6 +156,15 @@ TEST_CASE("roofline::efficiency: the compute path follows the weight format and 
   CHECK(q4.decode_compute_fraction.mid == 0.25);
   CHECK(efficiency(tables, phone, Backend::cpu, WeightFormat::f16)->path == ComputePath::cpu_fp16);
   CHECK(efficiency(tables, phone, Backend::cpu, WeightFormat::f32)->path == ComputePath::cpu_fp32);
+  // Only the formats llama.cpp has an SMMLA kernel for take it; the others multiply on SDOT.
+  CHECK(efficiency(tables, phone, Backend::cpu, WeightFormat::q8_0)->path == ComputePath::cpu_int8_matmul);
+  CHECK(efficiency(tables, phone, Backend::cpu, WeightFormat::q4_k_m)->path == ComputePath::cpu_int8_matmul);
+  for (const auto w : {WeightFormat::q2_k, WeightFormat::q3_k_m, WeightFormat::q5_k_m, WeightFormat::q6_k, WeightFormat::iq2_xs}) {
+    CAPTURE(info(w).name);
+    const auto e = efficiency(tables, phone, Backend::cpu, w).value();
+    CHECK(e.path == ComputePath::cpu_int8_dot);
+    CHECK(e.decode_path == ComputePath::cpu_int8_dot);
+  }
   // Q4_K_M costs its factor on top of the path's fraction.
   CHECK(efficiency(tables, phone, Backend::cpu, WeightFormat::q4_k_m)->compute_fraction.mid == Approx(0.15 * 0.8));
   CHECK(efficiency(tables, phone, Backend::cpu, WeightFormat::q4_0)->runtime_bytes == 100 * 1048576.0);
