@@ -29,11 +29,10 @@ Result<TensorType> engine_weights(const std::string& name) {
   if (auto f = weight_format_from_name(name)) {
     if (info(*f).engine_type) return *info(*f).engine_type;
     return make_error(ErrorKind::usage, "--weights", "",
-                      name + " is a llama.cpp recipe the engine does not run; the engine runs f32, f16, bf16, q8_0, "
-                             "q4_0, int3, int2");
+                      name + " is a llama.cpp recipe the engine does not run; the engine runs " + engine_weight_format_names());
   }
   if (auto t = tensor_type_from_name(name)) return *t;
-  return make_error(ErrorKind::usage, "--weights", "", "unknown weight format '" + name + "'");
+  return make_error(ErrorKind::usage, "--weights", "", "unknown weight format '" + name + "' (the engine runs " + engine_weight_format_names() + ")");
 }
 
 struct Source {
@@ -89,7 +88,7 @@ struct KvFlags {
   int window = 0, sinks = 0, page_size = 16;
   double resident_mib = 0;
   void add(CLI::App* cmd) {
-    cmd->add_option("--kv", format, "KV format: f32, f16, q8_0, q4_0")->capture_default_str();
+    cmd->add_option("--kv", format, "KV format: " + kv_format_names())->capture_default_str();
     cmd->add_option("--kv-strategy", strategy, "contiguous, paged, sliding, offload")->capture_default_str();
     cmd->add_option("--window", window, "sliding: positions kept");
     cmd->add_option("--sinks", sinks, "sliding: first tokens always kept");
@@ -99,7 +98,7 @@ struct KvFlags {
   Result<engine::KvOptions> options() const {
     engine::KvOptions kv;
     const auto t = tensor_type_from_name(format);
-    if (!t || !is_kv_format(*t)) return make_error(ErrorKind::usage, "--kv", "", "unknown KV format '" + format + "'");
+    if (!t || !is_kv_format(*t)) return make_error(ErrorKind::usage, "--kv", "", "unknown KV format '" + format + "' (" + kv_format_names() + ")");
     const auto s = kv_strategy_from_name(strategy);
     if (!s) return make_error(ErrorKind::usage, "--kv-strategy", "", "unknown KV strategy '" + strategy + "'");
     if (window < 0 || sinks < 0 || page_size <= 0 || resident_mib < 0)
@@ -375,7 +374,7 @@ void add_engine_commands(CLI::App& app, Handler& handler) {
   ev->add_option("--model,-m", v.model, "model file (a catalog id evaluates synthetic weights)");
   ev->add_option("--tokenizer", v.tokenizer, "llama2.c tokenizer.bin");
   ev->add_option("--synthetic", v.synthetic, "catalog model id: synthetic weights of its shape");
-  ev->add_option("--weights", v.weights, "f32, f16, bf16, q8_0, q4_0, int3, int2");
+  ev->add_option("--weights", v.weights, engine_weight_format_names());
   ev->add_option("--text", v.text, "plain text to score")->required();
   ev->add_option("--context", v.context, "tokens per chunk (BOS + context-1)")->capture_default_str();
   ev->add_option("--max-chunks", v.max_chunks, "0 = all");
@@ -392,7 +391,7 @@ void add_engine_commands(CLI::App& app, Handler& handler) {
   run->add_option("--model,-m", r.model, "GGUF or llama2.c checkpoint (a catalog id runs synthetic weights)");
   run->add_option("--tokenizer", r.tokenizer, "llama2.c tokenizer.bin (GGUF files carry their own)");
   run->add_option("--synthetic", r.synthetic, "catalog model id: deterministic synthetic weights of its shape");
-  run->add_option("--weights", r.weights, "f32, f16, bf16, q8_0, q4_0, int3, int2 (default: as stored)");
+  run->add_option("--weights", r.weights, engine_weight_format_names() + " (default: as stored)");
   run->add_option("--threads", r.threads, "0 = all cores")->capture_default_str()->check(CLI::Range(0, 1024));
   run->add_option("--cores", r.cores, "CPUs the threads may use: all, big (the fastest cluster), or a list like 0-3,6")
       ->capture_default_str();

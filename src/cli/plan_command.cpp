@@ -37,7 +37,7 @@ Result<solver::Pins> pins_from(const PlanFlags& f) {
   }
   if (!f.kv.empty()) {
     auto t = tensor_type_from_name(f.kv);
-    if (!t || !is_kv_format(*t)) return make_error(ErrorKind::usage, "--kv", "", "unknown KV format '" + f.kv + "' (f32, f16, q8_0, q4_0)");
+    if (!t || !is_kv_format(*t)) return make_error(ErrorKind::usage, "--kv", "", "unknown KV format '" + f.kv + "' (" + kv_format_names() + ")");
     p.kv = t;
   }
   if (!f.kv_strategy.empty()) {
@@ -206,8 +206,8 @@ void add_plan_command(CLI::App& app, Handler& handler) {
   cmd->add_option("--max-ttft-ms", f.max_ttft_ms, "budget: time to first token")->check(finite_positive);
   cmd->add_option("--max-loss-points", f.max_loss_points, "budget: benchmark points lost to quantization")
       ->check(CLI::Range(0.0, 100.0));
-  cmd->add_option("--weights", f.weights, "pin the weight format (f16, q8_0, q4_k_m, q4_0, int3, ...)");
-  cmd->add_option("--kv", f.kv, "pin the KV format (f32, f16, q8_0, q4_0)");
+  cmd->add_option("--weights", f.weights, "pin the weight format (" + weight_format_names() + ")");
+  cmd->add_option("--kv", f.kv, "pin the KV format (" + kv_format_names() + ")");
   cmd->add_option("--kv-strategy", f.kv_strategy, "pin the KV strategy (contiguous, paged, sliding, offload)");
   cmd->add_option("--window", f.window, "sliding window positions (implies --kv-strategy sliding)")->check(CLI::Range(1u, k_max_context));
   cmd->add_option("--sinks", f.sinks, "sink tokens kept with a sliding window (default 4)");

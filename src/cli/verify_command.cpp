@@ -76,8 +76,8 @@ Status check_file_matches(const models::Model& m, const std::string& file) {
 Result<TensorType> engine_type_of(WeightFormat f) {
   if (info(f).engine_type) return *info(f).engine_type;
   return make_error(ErrorKind::input, "weights", "",
-                    std::string(info(f).name) + " is not a format the engine runs (f32, f16, bf16, q8_0, q4_0, int3, "
-                                                "int2); plan with --weights q4_0 (or another) to verify");
+                    std::string(info(f).name) + " is not a format the engine runs (" + engine_weight_format_names() +
+                        "); plan with --weights q4_0 (or another) to verify");
 }
 
 json spread_json(const verify::Spread& s) {

@@ -35,6 +35,12 @@ bool is_kv_format(TensorType t) {
   return false;
 }
 
+std::string kv_format_names() {
+  std::string out;
+  for (auto f : k_kv_formats) out += (out.empty() ? "" : ", ") + std::string(info(f).name);
+  return out;
+}
+
 std::size_t kv_format_index(TensorType t) {
   for (std::size_t i = 0; i < k_kv_formats.size(); ++i)
     if (k_kv_formats[i] == t) return i;

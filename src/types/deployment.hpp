@@ -34,6 +34,8 @@ std::optional<KvStrategy> kv_strategy_from_name(std::string_view name);
 inline constexpr std::size_t k_kv_format_count = 4;
 std::span<const TensorType> kv_formats();
 bool is_kv_format(TensorType type);
+// "f32, f16, q8_0, q4_0": for help texts and error messages.
+std::string kv_format_names();
 // Position of `type` in kv_formats(); REQUIRES: is_kv_format(type).
 std::size_t kv_format_index(TensorType type);
 

@@ -72,6 +72,19 @@ std::optional<WeightFormat> weight_format_from_name(std::string_view name) {
   return std::nullopt;
 }
 
+std::string weight_format_names() {
+  std::string out;
+  for (const auto& row : k_table) out += (out.empty() ? "" : ", ") + std::string(row.name);
+  return out;
+}
+
+std::string engine_weight_format_names() {
+  std::string out;
+  for (const auto& row : k_table)
+    if (row.engine_type) out += (out.empty() ? "" : ", ") + std::string(row.name);
+  return out;
+}
+
 bool selects_layer(MoreBitsLayers rule, std::uint32_t i, std::uint32_t n) {
   switch (rule) {
     case MoreBitsLayers::none: return false;

@@ -5,6 +5,7 @@
 #pragma once
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <span>
 #include <string_view>
 
@@ -52,6 +53,10 @@ struct WeightFormatInfo {
 std::span<const WeightFormatInfo> weight_formats();
 const WeightFormatInfo& info(WeightFormat format);
 std::optional<WeightFormat> weight_format_from_name(std::string_view name);
+// "f32, bf16, f16, ...": every format, or those the reference engine runs (an engine_type), in
+// table order; for help texts and error messages.
+std::string weight_format_names();
+std::string engine_weight_format_names();
 
 // Layer selection rule, as llama.cpp applies it.
 bool selects_layer(MoreBitsLayers rule, std::uint32_t layer, std::uint32_t layers);

@@ -1,6 +1,8 @@
 #include <catch2/catch.hpp>
 
+#include "types/deployment.hpp"
 #include "types/tensor_type.hpp"
+#include "types/weight_format.hpp"
 
 using namespace trilemma;
 
@@ -25,4 +27,18 @@ TEST_CASE("types::bits_per_element: ggml block layouts", "[types]") {
   CHECK(tensor_bytes(TensorType::q4_0, 4096) == 4096 / 32 * 18);
   CHECK_FALSE(tensor_type_from_name("q4_2").has_value());
   CHECK_FALSE(tensor_type_from_gguf_id(4).has_value());  // removed from ggml: Q4_2
+}
+
+TEST_CASE("types: the name lists in help texts and errors are the tables' rows", "[types]") {
+  // Every format the engine runs, and only those, in table order; a new row shows up by itself.
+  std::string engine, all;
+  for (const auto& row : weight_formats()) {
+    all += (all.empty() ? "" : ", ") + std::string(row.name);
+    if (row.engine_type) engine += (engine.empty() ? "" : ", ") + std::string(row.name);
+  }
+  CHECK(weight_format_names() == all);
+  CHECK(engine_weight_format_names() == engine);
+  CHECK(engine.find("q4_0") != std::string::npos);
+  CHECK(engine.find("q4_k_m") == std::string::npos);  // a llama.cpp recipe the engine does not run
+  CHECK(kv_format_names() == "f32, f16, q8_0, q4_0");
 }
