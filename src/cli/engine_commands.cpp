@@ -155,10 +155,8 @@ double weights_to_hold(const engine::GenerateOptions& o) {
 // --cores: pins the process before the engine starts its threads, which inherit the mask;
 // --threads 0 then means one thread per chosen core.
 Result<int> apply_cores(const std::string& spec, int threads) {
-  const auto groups = devices::read_core_groups("/sys/devices/system/cpu", {});
-  auto cpus = devices::select_cores(spec, groups);
+  auto cpus = devices::apply_core_selection(spec);
   if (!cpus.ok()) return cpus.error();
-  if (auto s = devices::pin_to_cores(*cpus); !s.ok()) return s.error();
   return threads == 0 && !cpus->empty() ? int(cpus->size()) : threads;
 }
 

@@ -20,6 +20,7 @@
 #include "cli/exit_codes.hpp"
 #include "cli/format.hpp"
 #include "cli/validators.hpp"
+#include "devices/core_selection.hpp"
 #include "devices/device_db.hpp"
 #include "devices/device_loader.hpp"
 #include "io/atomic_write.hpp"
@@ -35,6 +36,7 @@ using nlohmann::json;
 struct VerifyFlags {
   std::string plan, model, model_file, tokenizer, weights, device = "host", out, replay, eval_text;
   int threads = 0, runs = 3;
+  std::string cores = "all";
   std::vector<std::uint32_t> contexts = {512, 2048};
   std::uint32_t prompt_tokens = 64, decode_tokens = 32;
   verify::Tolerances tol;
@@ -170,7 +172,11 @@ int run_verify(VerifyFlags f) {
   }
   auto host = devices::resolve_device(f.device);
   if (!host.ok()) return report_error(host.error());
-  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  // Pinned after the host profile is resolved (a first probe measures every core), before the
+  // engine runs: its threads, and a child engine's, inherit the mask.
+  auto chosen = devices::apply_core_selection(f.cores);
+  if (!chosen.ok()) return report_error(chosen.error());
+  const unsigned cores = chosen->empty() ? std::max(1u, std::thread::hardware_concurrency()) : unsigned(chosen->size());
   base.threads = f.threads ? f.threads : std::min(base.threads ? base.threads : cores, cores);
 
   std::vector<verify::RunPoint> points;
@@ -348,6 +354,8 @@ void add_verify_command(CLI::App& app, Handler& handler) {
   cmd->add_option("--tokenizer", f.tokenizer, "llama2.c tokenizer for --model-file");
   cmd->add_option("--weights", f.weights, "weight format to run (engine formats: f32 f16 bf16 q8_0 q4_0 int3 int2)");
   cmd->add_option("--threads", f.threads, "threads (default: the plan's, at most this machine's cores)")->check(CLI::Range(0, 1024));
+  cmd->add_option("--cores", f.cores, "CPUs the engine may use: all, big (the fastest cluster), or a list like 0-3,6")
+      ->capture_default_str();
   cmd->add_option("--device", f.device, "host profile to predict with and calibrate (default: host)")->capture_default_str();
   cmd->add_option("--runs", f.runs, "measured runs per configuration, after one warm-up")->capture_default_str()->check(CLI::Range(1, 1000));
   cmd->add_option("--prompt-tokens", f.prompt_tokens, "prompt length")->capture_default_str()->check(CLI::Range(1u, k_max_context));

@@ -65,6 +65,13 @@ Status pin_to_cores(const std::vector<unsigned>& cpus) {
   return Ok{};
 }
 
+Result<std::vector<unsigned>> apply_core_selection(const std::string& spec) {
+  auto cpus = select_cores(spec, read_core_groups("/sys/devices/system/cpu", {}));
+  if (!cpus.ok()) return cpus.error();
+  if (auto s = pin_to_cores(*cpus); !s.ok()) return s.error();
+  return *cpus;
+}
+
 std::vector<unsigned> allowed_cores() {
   cpu_set_t set;
   CPU_ZERO(&set);

@@ -23,6 +23,10 @@ Result<std::vector<unsigned>> select_cores(const std::string& spec, const std::v
 // Restricts this process (and the threads it starts from now on) to `cpus`; {} leaves it alone.
 Status pin_to_cores(const std::vector<unsigned>& cpus);
 
+// select_cores against this machine's groups (/sys/devices/system/cpu), then pin_to_cores:
+// what a command's --cores does. Returns the CPUs chosen ({} for all).
+Result<std::vector<unsigned>> apply_core_selection(const std::string& spec);
+
 // The CPUs this process may run on now.
 std::vector<unsigned> allowed_cores();
 

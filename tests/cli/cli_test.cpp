@@ -342,6 +342,7 @@ TEST_CASE("cli run/eval --cores: threads on the CPUs asked for; CPUs the machine
     CHECK(e.out.find("--cores") != std::string::npos);
   }
   CHECK(run("eval --synthetic stories260k --text /dev/null --cores 99999").code == 2);
+  CHECK(run("verify --model smollm2-135m --cores 4095").code == 2);
 }
 
 TEST_CASE("cli run: a system that will not start the threads asked for runs with fewer (issue 14)", "[cli]") {
