@@ -79,7 +79,7 @@ void read_sources(io::FieldReader& root, Device& d) {
 // Maps of a format or path name (or "all") -> fraction.
 void read_fractions(io::FieldReader& c, const std::string& key, std::vector<std::pair<std::string, double>>& out) {
   if (auto m = c.optional_map(key)) {
-    for (const auto& kv : m->node()) out.emplace_back(kv.first.Scalar(), m->positive(kv.first.Scalar()));
+    for (const auto& [name, key_node] : m->keys()) out.emplace_back(name, m->positive(name));
     m->finish();
   }
 }
@@ -167,10 +167,10 @@ Calibration read_calibration(io::FieldReader c) {
   cal.error_before = c.optional_number("error_before");
   cal.error_after = c.optional_number("error_after");
   if (auto backends = c.optional_map("backends")) {
-    for (const auto& kv : backends->node()) {
-      const std::string name = kv.first.Scalar();
+    // keys() reports a key that is not a scalar (a map or sequence as key) instead of throwing.
+    for (const auto& [name, key_node] : backends->keys()) {
       if (!backend_from_name(name))
-        backends->context().fail(kv.first, backends->field(name), "unknown backend '" + name + "' (expected one of: " + backend_names() + ")");
+        backends->context().fail(key_node, backends->field(name), "unknown backend '" + name + "' (expected one of: " + backend_names() + ")");
       auto b = backends->map(name);
       read_backend_calibration(b, cal.at(name));
       b.finish();

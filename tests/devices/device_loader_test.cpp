@@ -299,3 +299,18 @@ TEST_CASE("devices::parse_class_table: every class, each fraction in [0, 1)", "[
   REQUIRE_FALSE(bad.ok());
   CHECK(bad.error().to_string().find("classes.mcu") != std::string::npos);
 }
+
+TEST_CASE("parse_fitted_calibrations: backends given as a list is an error, not a throw (fuzz finding, issue 14)", "[devices]") {
+  // fitted_yaml fuzz target, session 8: `backends` given as a list was iterated as a mapping,
+  // whose keys are invalid nodes: YAML::Node::Scalar() threw YAML::InvalidNode and aborted.
+  const std::string text = "devices:\n  apple-m1:\n    fitted_on: test\n    backends:\n      - cpu\n";
+  const auto r = trilemma::devices::parse_fitted_calibrations(text, "devices/fitted.yaml");
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().file == "devices/fitted.yaml");
+  // The same for a table of fractions given as a list.
+  const std::string fractions = "devices:\n  apple-m1:\n    fitted_on: test\n    backends:\n      metal:\n"
+                                "        bandwidth_fraction:\n          - 0.5\n";
+  const auto f = trilemma::devices::parse_fitted_calibrations(fractions, "devices/fitted.yaml");
+  REQUIRE_FALSE(f.ok());
+  CHECK(f.error().file == "devices/fitted.yaml");
+}
