@@ -377,7 +377,7 @@ void add_engine_commands(CLI::App& app, Handler& handler) {
   ev->add_option("--context", v.context, "tokens per chunk (BOS + context-1)")->capture_default_str();
   ev->add_option("--max-chunks", v.max_chunks, "0 = all");
   ev->add_option("--threads", v.threads, "0 = all cores")->check(CLI::Range(0, 1024));
-  ev->add_option("--cores", v.cores, "CPUs the threads may use: all, big (the fastest cluster), or a list like 0-3,6")
+  ev->add_option("--cores", v.cores, devices::k_cores_option_help)
       ->capture_default_str();
   ev->add_flag("--scalar", v.scalar, "force the scalar reference kernels");
   v.kv.add(ev);
@@ -391,7 +391,7 @@ void add_engine_commands(CLI::App& app, Handler& handler) {
   run->add_option("--synthetic", r.synthetic, "catalog model id: deterministic synthetic weights of its shape");
   run->add_option("--weights", r.weights, engine_weight_format_names() + " (default: as stored)");
   run->add_option("--threads", r.threads, "0 = all cores")->capture_default_str()->check(CLI::Range(0, 1024));
-  run->add_option("--cores", r.cores, "CPUs the threads may use: all, big (the fastest cluster), or a list like 0-3,6")
+  run->add_option("--cores", r.cores, devices::k_cores_option_help)
       ->capture_default_str();
   run->add_option("--prompt", r.prompt, "prompt text")->capture_default_str();
   run->add_option("--steps", r.steps, "tokens to generate")->capture_default_str();

@@ -354,7 +354,7 @@ void add_verify_command(CLI::App& app, Handler& handler) {
   cmd->add_option("--tokenizer", f.tokenizer, "llama2.c tokenizer for --model-file");
   cmd->add_option("--weights", f.weights, "weight format to run (engine formats: f32 f16 bf16 q8_0 q4_0 int3 int2)");
   cmd->add_option("--threads", f.threads, "threads (default: the plan's, at most this machine's cores)")->check(CLI::Range(0, 1024));
-  cmd->add_option("--cores", f.cores, "CPUs the engine may use: all, big (the fastest cluster), or a list like 0-3,6")
+  cmd->add_option("--cores", f.cores, devices::k_cores_option_help)
       ->capture_default_str();
   cmd->add_option("--device", f.device, "host profile to predict with and calibrate (default: host)")->capture_default_str();
   cmd->add_option("--runs", f.runs, "measured runs per configuration, after one warm-up")->capture_default_str()->check(CLI::Range(1, 1000));

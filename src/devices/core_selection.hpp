@@ -12,6 +12,10 @@
 
 namespace trilemma::devices {
 
+// The help text of every command's --cores option.
+inline constexpr const char* k_cores_option_help =
+    "CPUs the engine's threads may use: all, big (the fastest cluster), or a list like 0-3,6";
+
 // "0-3,6" -> {0, 1, 2, 3, 6}, sorted and unique. Errors name `--cores`.
 Result<std::vector<unsigned>> parse_core_list(const std::string& text);
 
