@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdio>
 
 namespace trilemma::accuracy {
 namespace {
@@ -104,16 +105,119 @@ AccuracyEstimate format_loss(double params, WeightFormat weights, TensorType kv_
   return a;
 }
 
-AccuracyEstimate estimate_accuracy(const ModelShape& shape, const DeploymentConfig& config,
-                                   std::vector<std::string>* basis) {
-  const double params = effective_params(shape);
-  AccuracyEstimate a = format_loss(params, config.weights, config.kv_type);
+namespace {
+
+// The example of "outside the data": the smallest measured model is 0.5B; below 100M
+// parameters the fit's size term is extrapolated a decade or more.
+constexpr double k_smallest_fitted_params = 1e8;
+
+std::string short_number(double v, int digits = 3) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+  return buf;
+}
+
+// The weight term: the fitted model where it has the format, else the published Llama-3-8B
+// figure scaled by the fit's trait terms; the range from the held-out errors, widened where
+// the model is outside the data.
+void add_weight_term(AccuracyEstimate& a, const LossTraits& traits, WeightFormat weights, std::string_view family,
+                     std::vector<std::string>* basis) {
+  const auto& figure = weight_loss_figure(weights);
+  if (figure.kld.high == 0 && figure.ppl_delta_pct.high == 0) {
+    if (basis) basis->push_back("weights " + std::string(figure.format) + ": " + std::string(figure.source) + ", no loss");
+    return;
+  }
+  std::string error;
+  const LossFit* fit = builtin_loss_fit(&error);
+  if (!fit) {  // the built-in data did not load: the first model, saying so
+    add_scaled(a, figure, traits.effective_params);
+    if (basis) basis->push_back("weights " + std::string(figure.format) + ": " + std::string(figure.source) +
+                                " (loss data unavailable: " + error + ")");
+    return;
+  }
+  const std::string name(info(weights).name);
+  const auto fitted = info(weights).llama_cpp.empty() ? std::nullopt : predict_kld(*fit, name, traits);
+  Range kld, ppl;
+  std::string how;
+  if (fitted) {
+    kld = {*fitted, *fitted, *fitted};
+    ppl.mid = ppl_pct_from_kld(*fitted, fit->knee);
+    ppl.low = ppl.high = ppl.mid;
+    how = "fitted loss model (" + std::to_string(fit->points) + " published measurements, " +
+          std::to_string(fit->families.size()) + " families)";
+  } else {
+    const double f = trait_factor(*fit, traits);
+    kld = {figure.kld.low * f, figure.kld.mid * f, figure.kld.high * f};
+    ppl = {figure.ppl_delta_pct.low * f, figure.ppl_delta_pct.mid * f, figure.ppl_delta_pct.high * f};
+    how = std::string(figure.source) + " (Llama-3-8B), x" + short_number(f, 2) + " for the model's traits";
+  }
+  auto widen = [](Range& r, double low, double high) { r.low *= low, r.high *= high; };
+  std::vector<std::string> outside;
+  if (traits.calibration) {
+    // A measurement of this model pins its family, size and training terms: what is left is how
+    // far one format's error strays from another's within one model.
+    const double k = *traits.calibration;
+    kld = {kld.low * k, kld.mid * k, kld.high * k};
+    ppl.mid = fitted ? ppl_pct_from_kld(kld.mid, fit->knee) : ppl.mid * k;
+    ppl.low = ppl.high = ppl.mid;
+    widen(kld, fit->within_model_error.low, fit->within_model_error.high);
+    widen(ppl, fit->within_model_error.low, fit->within_model_error.high);
+    how += "; calibrated x" + short_number(k, 3) + " by a measured KLD of this model (--measured-kl)";
+  } else {
+    widen(kld, fit->error.low, fit->error.high);
+    widen(ppl, fit->error.low, fit->error.high);
+  }
+  if (!traits.calibration && (!traits.training_tokens || traits.tokens_imputed)) {
+    // Unknown or imputed pre-training tokens: the range spans the fewest and the most any
+    // family published.
+    const auto& table = builtin_training_tokens();
+    const double assumed = traits.training_tokens.value_or(fit->default_tokens);
+    double lo = assumed, hi = assumed;
+    for (const auto& t : table)
+      if (t.tokens) lo = std::min(lo, *t.tokens), hi = std::max(hi, *t.tokens);
+    LossTraits few = traits, many = traits;
+    few.training_tokens = lo, many.training_tokens = hi;
+    const double base = trait_factor(*fit, traits);
+    const double down = trait_factor(*fit, few) / base, up = trait_factor(*fit, many) / base;
+    widen(kld, std::min(down, up), std::max(down, up));
+    widen(ppl, std::min(down, up), std::max(down, up));
+    const std::string assumption = traits.tokens_imputed ? "imputed from the release date" : "the data's median";
+    outside.push_back("pre-training tokens not published" + (family.empty() ? std::string() : " for " + std::string(family)) +
+                      " (" + short_number(assumed / 1e12, 2) + "T, " + assumption + "; range spans " +
+                      short_number(lo / 1e12, 2) + "-" + short_number(hi / 1e12, 2) + "T)");
+  }
+  if (!traits.calibration && traits.effective_params < k_smallest_fitted_params) {
+    widen(kld, fit->error.low, fit->error.high);
+    widen(ppl, fit->error.low, fit->error.high);
+    outside.push_back("under 100M parameters (range widened twice)");
+  }
+  a.kld.low += kld.low, a.kld.mid += kld.mid, a.kld.high += kld.high;
+  a.ppl_delta_pct.low += ppl.low, a.ppl_delta_pct.mid += ppl.mid, a.ppl_delta_pct.high += ppl.high;
   if (basis) {
-    const auto& w = weight_loss_figure(config.weights);
-    basis->push_back("weights " + std::string(w.format) + ": " + std::string(w.source) + ", scaled by (8.0B/" +
-                     std::to_string(params / 1e9).substr(0, 5) + "B)^0.3");
-    if (const auto* kv = kv_loss_figure(config.kv_type))
-      basis->push_back("kv " + std::string(kv->format) + ": " + std::string(kv->source));
+    std::string line = "weights " + name + ": " + how + "; " + short_number(traits.effective_params / 1e9) + "B params";
+    if (traits.training_tokens && !traits.tokens_imputed)
+      line += ", " + short_number(*traits.training_tokens / 1e12, 2) + "T training tokens";
+    if (traits.bits_delta != 0) line += ", " + short_number(traits.bits_delta, 2) + " bits/weight beside Llama-3-8B's recipe";
+    line += traits.calibration ? "; range = 10th-90th percentile of one model's errors between formats"
+                               : "; range = 10th-90th percentile of held-out families' errors";
+    if (!outside.empty()) {
+      line += "; extrapolating: ";
+      for (std::size_t i = 0; i < outside.size(); ++i) line += (i ? "; " : "") + outside[i];
+    }
+    basis->push_back(line);
+  }
+}
+
+}  // namespace
+
+AccuracyEstimate estimate_accuracy(const LossTraits& traits, const DeploymentConfig& config,
+                                   std::vector<std::string>* basis, std::string_view family) {
+  AccuracyEstimate a;
+  add_weight_term(a, traits, config.weights, family, basis);
+  if (const auto* kv = kv_loss_figure(config.kv_type)) {
+    add_scaled(a, *kv, traits.effective_params);
+    if (basis) basis->push_back("kv " + std::string(kv->format) + ": " + std::string(kv->source) +
+                                ", scaled by size; added to the weights' loss");
   }
   // StreamingLLM (arXiv 2309.17453): beyond the window, attention without sink tokens
   // collapses (Llama-2-13B PG19 PPL 5158 vs 5.40 with 4 sinks); with sinks the model keeps

@@ -1,11 +1,14 @@
-// Quality loss of a configuration against the full-precision model. Published figures (with
-// sources) for a reference model are scaled to the target model's size; docs/estimates.md
-// gives the tables, the scaling law and where the literature corrects the seed rules of thumb.
+// Quality loss of a configuration against the full-precision model. Weight formats llama.cpp
+// publishes measurements for take the fitted loss model (loss_fit.hpp: format, size, training
+// tokens, bits after fallbacks); trilemma's own and NPU formats take published figures for
+// Llama-3-8B (the table below) scaled by the same traits; KV formats take published figures
+// scaled by size. docs/estimates.md gives the model, docs/fidelity.md its cross-validated error.
 #pragma once
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "accuracy/loss_fit.hpp"
 #include "types/deployment.hpp"
 #include "types/estimate.hpp"
 #include "types/model_shape.hpp"
@@ -24,14 +27,14 @@ struct LossFigure {
 const LossFigure& weight_loss_figure(WeightFormat format);
 const LossFigure* kv_loss_figure(TensorType kv_type);  // nullptr for lossless formats
 
-// Quality loss of `config` on `shape`, with the basis of each term appended to `basis` (when
-// not null: the search skips the text, the report asks for it).
-AccuracyEstimate estimate_accuracy(const ModelShape& shape, const DeploymentConfig& config,
-                                   std::vector<std::string>* basis);
+// Quality loss of `config` on a model with `traits` (its weight format's bits_delta set), with
+// the basis of each term appended to `basis` (when not null: the search skips the text, the
+// report asks for it). `family` names the model's family in the basis ("" when unknown).
+AccuracyEstimate estimate_accuracy(const LossTraits& traits, const DeploymentConfig& config,
+                                   std::vector<std::string>* basis, std::string_view family = {});
 
-// The weight and KV-cache terms alone, for a model of `effective_params` (see below): what
-// `trilemma fidelity --accuracy` compares with published measurements of models that have no
-// catalog shape.
+// The first model (v1), kept as the baseline `trilemma fidelity --accuracy --method priors`
+// scores: the published Llama-3-8B figures scaled by (8B / params)^0.3, for weights and KV.
 AccuracyEstimate format_loss(double effective_params, WeightFormat weights, TensorType kv_type);
 
 // Parameters that govern quantization tolerance: dense = all; MoE = geometric mean of total

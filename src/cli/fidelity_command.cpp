@@ -2,6 +2,7 @@
 // trilemma's predictions hold on the published dataset (data/measurements, docs/fidelity.md).
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <iostream>
 
 #include "calibration/observations.hpp"
@@ -103,27 +104,56 @@ void print_summary(const std::string& name, const fidelity::LossSummary& s) {
             << pad(fixed(s.median_ratio, 2) + "x", 10) << pct(s.inside) << "\n";
 }
 
+json loss_fit_json(const accuracy::LossFit& fit) {
+  return {{"points", fit.points}, {"families", fit.families}, {"format_ln_kld", fit.format_ln_kld},
+          {"a_size", fit.a_size}, {"a_tokens", fit.a_tokens}, {"a_bits", fit.a_bits}, {"a_imatrix", fit.a_imatrix},
+          {"a_imatrix_bits", fit.a_imatrix_bits}, {"knee", fit.knee}, {"default_tokens", fit.default_tokens},
+          {"error", {fit.error.low, fit.error.mid, fit.error.high}}};
+}
+
+void print_loss_fit(const accuracy::LossFit& fit) {
+  std::cout << "\nfitted on every family (" << fit.points << " measurements, " << fit.families.size() << " families):\n"
+            << "  ln KLD = c[format] + " << fixed(fit.a_size, 3) << " ln(P/8B) + " << fixed(fit.a_tokens, 3) << " ln(D/15T) + "
+            << fixed(fit.a_bits, 3) << " dbits + imatrix (" << fixed(fit.a_imatrix, 3) << " + " << fixed(fit.a_imatrix_bits, 3)
+            << " (bits - 4.5))\n  knee " << fixed(fit.knee, 4) << " nats; tokens when unpublished " << fixed(fit.default_tokens / 1e12, 1)
+            << "T; measured/predicted 10/50/90%: " << fixed(fit.error.low, 2) << " / " << fixed(fit.error.mid, 2) << " / "
+            << fixed(fit.error.high, 2) << "\n  c[format] (KLD at Llama-3-8B's traits):";
+  int i = 0;
+  for (const auto& [format, c] : fit.format_ln_kld) std::cout << (i++ % 6 ? "  " : "\n    ") << pad(format, 8) << fixed(std::exp(c), 4);
+  std::cout << "\n";
+}
+
 // `fidelity --accuracy`: the accuracy model against data/measurements/loss.csv.
 int run_accuracy_fidelity(const FidelityFlags& f) {
+  if (f.method != "lodo" && f.method != "priors")
+    return report_error(make_error(ErrorKind::usage, "--method", "", "expected lodo or priors, got '" + f.method + "'"));
   auto rows = measurements::load_loss_rows(f.loss_data);
   if (!rows.ok()) return report_error(rows.error());
-  const auto report = fidelity::check_accuracy(*rows);
+  auto tokens = measurements::load_training_tokens();
+  if (!tokens.ok()) return report_error(tokens.error());
+  const bool lofo = f.method == "lodo";
+  const auto report = fidelity::check_accuracy(
+      *rows, *tokens, lofo ? fidelity::AccuracyMethod::leave_one_family_out : fidelity::AccuracyMethod::priors);
+  const std::string method = lofo ? "leave one family out (the loss model refitted without each family)"
+                                  : "priors (the first model: Llama-3-8B figures scaled by size, not fitted)";
   if (f.as_json) {
-    json out = {{"rows", rows->size()}, {"compared", report.points.size()}, {"skipped", report.skipped}};
+    json out = {{"method", lofo ? "lofo" : "priors"}, {"rows", rows->size()}, {"compared", report.points.size()}, {"skipped", report.skipped}};
     for (const auto& [m, s] : report.by_metric) {
       out["metrics"][m] = summary_json(s);
       for (const auto& [g, gs] : report.by_family.at(m)) out["metrics"][m]["families"][g] = summary_json(gs);
       for (const auto& [g, gs] : report.by_imatrix.at(m)) out["metrics"][m]["imatrix"][g] = summary_json(gs);
     }
+    if (f.fit) out["fit"] = loss_fit_json(accuracy::fit_loss(report.observations.points));
     if (f.points) {
       out["points"] = json::array();
       for (const auto& p : report.points)
-        out["points"].push_back({{"id", p.row->id}, {"metric", p.metric}, {"measured", p.measured},
+        out["points"].push_back({{"id", p.observation->row->id}, {"metric", p.metric}, {"measured", p.measured},
                                  {"predicted", {p.predicted.low, p.predicted.mid, p.predicted.high}}, {"ratio", p.ratio()}});
     }
     std::cout << json_text(out) << "\n";
     return k_exit_ok;
   }
+  std::cout << "accuracy fidelity, " << method << "\n";
   std::cout << rows->size() << " published loss rows, " << report.points.size() << " compared; left out:\n";
   for (const auto& [reason, n] : report.skipped) std::cout << "  " << n << "  " << reason << "\n";
   std::cout << "\nratio = predicted / measured; inside = measurements within the predicted low-high range\n";
@@ -133,11 +163,12 @@ int run_accuracy_fidelity(const FidelityFlags& f) {
     for (const auto& [g, gs] : report.by_family.at(m)) print_summary(g, gs);
     for (const auto& [g, gs] : report.by_imatrix.at(m)) print_summary("imatrix " + g, gs);
   }
+  if (f.fit) print_loss_fit(accuracy::fit_loss(report.observations.points));
   if (f.points) {
     std::cout << "\npoints (predicted mid / measured, range):\n";
     for (const auto& p : report.points)
       std::cout << "  " << pad(fixed(p.ratio(), 2) + "x", 9) << fixed(p.predicted.mid, 4) << " / " << fixed(p.measured, 4) << "  ["
-                << fixed(p.predicted.low, 4) << ", " << fixed(p.predicted.high, 4) << "]  " << p.row->id << "\n";
+                << fixed(p.predicted.low, 4) << ", " << fixed(p.predicted.high, 4) << "]  " << p.observation->row->id << "\n";
   }
   return k_exit_ok;
 }
@@ -215,7 +246,7 @@ void add_fidelity_command(CLI::App& app, Handler& handler) {
   static FidelityFlags f;
   auto* cmd = app.add_subcommand("fidelity", "Check predictions against the published measurements (docs/fidelity.md)");
   cmd->add_option("--data", f.data, "a folder of speed-*.csv files (default: the built-in data/measurements)");
-  cmd->add_option("--method", f.method, "lodo: leave one device out, refitting every constant; priors: the tables as they are")
+  cmd->add_option("--method", f.method, "lodo: leave one device (with --accuracy: one model family) out, refitting every constant; priors: the tables (the first accuracy model) as they are")
       ->capture_default_str();
   cmd->add_option("--hold-out", f.hold_out, "cross-validate this device only (with --fit: fit without it)");
   cmd->add_option("--threads", f.threads, "cross-validation folds run at once")->capture_default_str();

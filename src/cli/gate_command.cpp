@@ -10,6 +10,7 @@
 #include "gate/report.hpp"
 #include "io/atomic_write.hpp"
 #include "models/catalog.hpp"
+#include "models/measured_loss.hpp"
 #include "solver/plan_document.hpp"
 #include "verify/measurement.hpp"
 
@@ -51,7 +52,7 @@ Status measure_on_host(gate::Outcome& o, const models::Model& m, const gate::Bud
 
 struct GateFlags {
   std::string budgets, baseline, junit, out;
-  std::vector<std::string> models;
+  std::vector<std::string> models, measured_kl;
   double margin_pct = 5;
   bool verify = false, github = false, as_json = false;
 };
@@ -65,6 +66,13 @@ int run_gate(const GateFlags& f) {
     auto model = models::resolve_model(m);
     if (!model.ok()) return report_error(model.error());
     models.push_back(std::move(*model));
+  }
+  if (!f.measured_kl.empty() && models.size() != 1)
+    return report_error(make_error(ErrorKind::usage, "--measured-kl", "", "calibrates one model: gate one --model at a time with it"));
+  for (const auto& spec : f.measured_kl) {
+    auto measured = models::parse_measured_kl(spec);
+    if (!measured.ok()) return report_error(measured.error());
+    models.front().measured_loss.push_back(std::move(*measured));
   }
   auto catalog = models::builtin_models();
   if (!catalog.ok()) return report_error(catalog.error());
@@ -107,6 +115,7 @@ void add_gate_command(CLI::App& app, Handler& handler) {
   auto* cmd = app.add_subcommand("gate", "Check model releases against per-device budgets (CI gate)");
   cmd->add_option("--budgets,-b", f.budgets, "budgets YAML (docs/budgets.md)")->required();
   cmd->add_option("--model,-m", f.models, "model to gate (catalog id, .gguf, config.json); repeat for several")->required();
+  cmd->add_option("--measured-kl", f.measured_kl, models::k_measured_kl_help);
   cmd->add_flag("--verify", f.verify, "budgets on `host`: plan with engine-runnable formats and check the limits against the engine's measurement");
   cmd->add_option("--baseline", f.baseline, "previous `gate --json` report: fail on figures that regress");
   cmd->add_option("--margin-pct", f.margin_pct, "regression margin, % of the baseline figure")->capture_default_str();

@@ -13,6 +13,7 @@
 #include "emitters/emitter.hpp"
 #include "io/atomic_write.hpp"
 #include "models/catalog.hpp"
+#include "models/measured_loss.hpp"
 #include "solver/plan_document.hpp"
 
 namespace trilemma::cli {
@@ -23,6 +24,7 @@ struct PlanFlags {
   std::uint32_t context = 0, prompt = 0;
   std::optional<double> max_memory_gib, min_tok_s, max_ttft_ms, max_loss_points, ram_gib;
   std::string weights, kv, kv_strategy, backend, draft, draft_model;
+  std::vector<std::string> measured_kl;
   std::optional<std::uint32_t> window, sinks, threads, draft_len;
   std::optional<double> kv_resident;
   bool no_speculative = false, speculative = false, as_json = false;
@@ -143,6 +145,11 @@ int run_plan(const PlanFlags& f) {
   if (!pins.ok()) return report_error(pins.error());
   auto model = models::resolve_model(f.model);
   if (!model.ok()) return report_error(model.error());
+  for (const auto& spec : f.measured_kl) {
+    auto measured = models::parse_measured_kl(spec);
+    if (!measured.ok()) return report_error(measured.error());
+    model->measured_loss.push_back(std::move(*measured));
+  }
   auto device = devices::resolve_device(f.device);
   if (!device.ok()) return report_error(device.error());
   if (f.ram_gib) {
@@ -207,6 +214,7 @@ void add_plan_command(CLI::App& app, Handler& handler) {
   cmd->add_option("--max-loss-points", f.max_loss_points, "budget: benchmark points lost to quantization")
       ->check(CLI::Range(0.0, 100.0));
   cmd->add_option("--weights", f.weights, "pin the weight format (" + weight_format_names() + ")");
+  cmd->add_option("--measured-kl", f.measured_kl, models::k_measured_kl_help);
   cmd->add_option("--kv", f.kv, "pin the KV format (" + kv_format_names() + ")");
   cmd->add_option("--kv-strategy", f.kv_strategy, "pin the KV strategy (contiguous, paged, sliding, offload)");
   cmd->add_option("--window", f.window, "sliding window positions (implies --kv-strategy sliding)")->check(CLI::Range(1u, k_max_context));

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <optional>
 
 #include "accuracy/accuracy_model.hpp"
 #include "types/tensor_type.hpp"
@@ -11,11 +10,6 @@
 namespace trilemma::fidelity {
 namespace {
 
-// Below these the published figure is within rounding and run-to-run noise (llama.cpp's
-// tables print PPL to 4 digits; q8_0 rows measure +0.01-0.02%): a ratio says nothing there.
-constexpr double k_min_ppl_delta_pct = 0.05;
-constexpr double k_min_kld = 1e-4;
-
 double median(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
@@ -23,25 +17,8 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-// The KV format a row measured, when the model has a term for it (both K and V the same).
-std::optional<TensorType> kv_of(const measurements::LossRow& r, std::string& why) {
-  if (r.kv_k.empty() && r.kv_v.empty()) return TensorType::f16;
-  const auto k = tensor_type_from_name(r.kv_k), v = tensor_type_from_name(r.kv_v);
-  if (r.kv_k != r.kv_v || !k || !v || !(*k == TensorType::f16 || accuracy::kv_loss_figure(*k))) {
-    why = "KV cache the model has no term for (" + r.kv_k + "/" + r.kv_v + ")";
-    return std::nullopt;
-  }
-  return *k;
-}
-
-// The measured loss in the model's units, or nullopt with the reason.
-std::optional<std::pair<std::string, double>> measured_loss(const measurements::LossRow& r, std::string& why) {
-  if (r.metric == "kld_mean") return std::pair{std::string("kld_mean"), r.value};
-  if (r.metric == "ppl_delta_pct") return std::pair{std::string("ppl_delta_pct"), r.value};
-  if (r.metric == "ppl" && r.baseline_value && *r.baseline_value > 0)
-    return std::pair{std::string("ppl_delta_pct"), (r.value / *r.baseline_value - 1) * 100};
-  why = "metric " + r.metric + " (benchmark scores are not compared yet)";
-  return std::nullopt;
+std::string metric_name(accuracy::LossMetric m) {
+  return m == accuracy::LossMetric::kld ? "kld_mean" : "ppl_delta_pct";
 }
 
 }  // namespace
@@ -63,46 +40,45 @@ LossSummary summarize(const std::vector<const LossPoint*>& points) {
   return s;
 }
 
-AccuracyReport check_accuracy(const std::vector<measurements::LossRow>& rows) {
+AccuracyReport check_accuracy(const std::vector<measurements::LossRow>& rows,
+                              const std::vector<measurements::TrainingTokens>& tokens, AccuracyMethod method) {
   AccuracyReport report;
-  for (const auto& r : rows) {
-    std::string why;
-    const auto weights = weight_format_from_name(r.format);
-    if (!weights) {
-      ++report.skipped["format without a trilemma weight format (" + std::string(r.format.empty() ? "none" : "other") + ")"];
-      continue;
+  report.observations = accuracy::loss_observations(rows, tokens);
+  report.skipped = report.observations.skipped;
+  const auto& obs = report.observations.points;
+  std::map<std::string, accuracy::LossFit> fits;  // family held out -> fit without it
+  if (method == AccuracyMethod::leave_one_family_out)
+    for (const auto& o : obs)
+      if (!fits.count(o.family)) fits.emplace(o.family, accuracy::fit_loss(obs, o.family));
+  for (const auto& o : obs) {
+    Range predicted;
+    if (method == AccuracyMethod::leave_one_family_out) {
+      const auto& fit = fits.at(o.family);
+      const auto kld = accuracy::predict_kld(fit, o.format, o.traits);
+      if (!kld) {
+        ++report.skipped["formats measured only in the held-out family"];
+        continue;
+      }
+      const double mid = o.metric == accuracy::LossMetric::kld ? *kld : accuracy::ppl_pct_from_kld(*kld, fit.knee);
+      predicted = {mid * fit.error.low, mid, mid * fit.error.high};
+    } else {
+      const auto weights = weight_format_from_name(o.format);
+      if (!weights) {
+        ++report.skipped["formats the first model has no figure for"];
+        continue;
+      }
+      const auto loss = accuracy::format_loss(o.traits.effective_params, *weights, TensorType::f16);
+      predicted = o.metric == accuracy::LossMetric::kld ? loss.kld : loss.ppl_delta_pct;
     }
-    if (r.format == r.base_precision && r.kv_k.empty() && r.kv_v.empty()) {
-      ++report.skipped["the baseline itself"];
-      continue;
-    }
-    if (!r.params_b) {
-      ++report.skipped["parameter count not published"];
-      continue;
-    }
-    const auto kv = kv_of(r, why);
-    const auto loss = kv ? measured_loss(r, why) : std::nullopt;
-    if (!loss) {
-      ++report.skipped[why];
-      continue;
-    }
-    const double floor = loss->first == "kld_mean" ? k_min_kld : k_min_ppl_delta_pct;
-    if (!(loss->second >= floor)) {
-      ++report.skipped["loss below what the figure resolves (" + loss->first + ")"];
-      continue;
-    }
-    const double total = *r.params_b * 1e9;
-    const double params = r.active_params_b ? std::sqrt(total * *r.active_params_b * 1e9) : total;
-    const auto predicted = accuracy::format_loss(params, *weights, *kv);
-    report.points.push_back({&r, loss->first, loss->second,
-                             loss->first == "kld_mean" ? predicted.kld : predicted.ppl_delta_pct});
+    report.points.push_back({&o, metric_name(o.metric), o.measured, predicted});
   }
   std::map<std::string, std::vector<const LossPoint*>> metric;
   std::map<std::string, std::map<std::string, std::vector<const LossPoint*>>> family, imatrix;
   for (const auto& p : report.points) {
     metric[p.metric].push_back(&p);
-    family[p.metric][p.row->family].push_back(&p);
-    imatrix[p.metric][p.row->imatrix ? (*p.row->imatrix ? "yes" : "no") : "unknown"].push_back(&p);
+    const auto& row = *p.observation->row;
+    family[p.metric][row.family].push_back(&p);
+    imatrix[p.metric][row.imatrix ? (*row.imatrix ? "yes" : "no") : "unknown"].push_back(&p);
   }
   for (const auto& [m, ps] : metric) report.by_metric[m] = summarize(ps);
   for (const auto& [m, groups] : family)

@@ -1,21 +1,22 @@
 // How far the accuracy model is from published quality-loss measurements
-// (data/measurements/loss.csv): each row the model can express (a trilemma weight format,
-// an f16 or modelled KV cache, a perplexity increase or a mean KL divergence large enough to
-// compare) is predicted from its parameter count and compared as a ratio. The accuracy model
-// is not fitted to these rows, so the figures are out-of-sample as they stand; a fitted model
-// must be scored leave-one-family-out to be compared with them.
+// (data/measurements/loss.csv). The loss model is fitted to these rows, so it is scored leave
+// one family out: every family's rows are predicted by a fit (constants and range) that never
+// saw that family. `priors` scores the first, unfitted model (published Llama-3-8B figures
+// scaled by size) on the same rows, as the baseline.
 #pragma once
 #include <map>
 #include <string>
 #include <vector>
 
+#include "accuracy/loss_fit.hpp"
 #include "measurements/loss_rows.hpp"
+#include "measurements/training_tokens.hpp"
 #include "types/estimate.hpp"
 
 namespace trilemma::fidelity {
 
 struct LossPoint {
-  const measurements::LossRow* row = nullptr;
+  const accuracy::LossObservation* observation = nullptr;
   std::string metric;  // ppl_delta_pct or kld_mean
   double measured = 0;
   Range predicted;
@@ -31,14 +32,18 @@ struct LossSummary {
 };
 
 struct AccuracyReport {
+  accuracy::LossObservations observations;
   std::vector<LossPoint> points;
-  std::map<std::string, std::size_t> skipped;  // reason -> rows
+  std::map<std::string, std::size_t> skipped;  // reason -> rows (observations' reasons included)
   std::map<std::string, LossSummary> by_metric;
   std::map<std::string, std::map<std::string, LossSummary>> by_family;   // metric -> family -> summary
   std::map<std::string, std::map<std::string, LossSummary>> by_imatrix;  // metric -> yes/no/unknown
 };
 
+enum class AccuracyMethod { leave_one_family_out, priors };
+
 LossSummary summarize(const std::vector<const LossPoint*>& points);
-AccuracyReport check_accuracy(const std::vector<measurements::LossRow>& rows);
+AccuracyReport check_accuracy(const std::vector<measurements::LossRow>& rows,
+                              const std::vector<measurements::TrainingTokens>& tokens, AccuracyMethod method);
 
 }  // namespace trilemma::fidelity

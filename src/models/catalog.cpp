@@ -53,6 +53,7 @@ Result<Model> parse_model_yaml(const std::string& text, const std::string& file,
   m.publisher = root.string("publisher");
   m.architecture = root.string("architecture");
   m.tokenizer_family = root.string("tokenizer_family");
+  m.family = root.optional_string("family").value_or("");
   read_shape(root.map("shape"), m.shape);
   if (auto p = root.optional_map("params")) {
     m.published_total = p->positive("published_total");

@@ -1,11 +1,31 @@
 #include "solver/prepared.hpp"
 
+#include <cmath>
+
+#include "accuracy/accuracy_model.hpp"
 #include "devices/device_db.hpp"
+#include "models/catalog.hpp"
 #include "types/deployment.hpp"
 
 namespace trilemma::solver {
 namespace {
 constexpr double k_gib = 1073741824.0;
+
+// Bits per weight of each format's recipe on Llama-3-8B, the model the loss constants are
+// quoted for, computed by the same tensor walk as the planned model's (0: not in the catalog).
+const std::array<double, k_weight_formats>& llama3_8b_bits() {
+  static const std::array<double, k_weight_formats> bits = [] {
+    std::array<double, k_weight_formats> b{};
+    auto models = models::builtin_models();
+    if (!models.ok()) return b;
+    for (const auto& m : *models)
+      if (m.id == "llama-3-8b")
+        for (const auto& row : weight_formats())
+          b[static_cast<std::size_t>(row.format)] = memory::weight_bytes(m.shape, row.format).bits_per_weight;
+    return b;
+  }();
+  return bits;
+}
 }  // namespace
 
 PreparedModel PreparedModel::prepare(const models::Model& m) {
@@ -28,7 +48,30 @@ PreparedModel PreparedModel::prepare(const models::Model& m) {
     p.stored = w;
   }
   p.active_params = count_parameters(m.shape).active_per_token;
+  p.traits.effective_params = accuracy::effective_params(m.shape);
+  p.family = m.family;
+  const double total = m.published_total.value_or(count_parameters(m.shape).total());
+  if (const auto t = measurements::training_tokens_of(accuracy::builtin_training_tokens(), m.family, total / 1e9))
+    p.traits.training_tokens = t->tokens, p.traits.tokens_imputed = t->imputed;
+  // Measured KLDs calibrate the model: the geometric mean of measured / predicted.
+  double log_ratio = 0;
+  std::size_t n = 0;
+  for (const auto& measured : m.measured_loss) {
+    DeploymentConfig c;
+    c.weights = measured.weights;
+    c.kv_type = TensorType::f16;
+    const double predicted = accuracy::estimate_accuracy(p.loss_traits(measured.weights), c, nullptr).kld.mid;
+    if (predicted > 0) log_ratio += std::log(measured.kld / predicted), ++n;
+  }
+  if (n > 0) p.traits.calibration = std::exp(log_ratio / double(n));
   return p;
+}
+
+accuracy::LossTraits PreparedModel::loss_traits(WeightFormat f) const {
+  accuracy::LossTraits t = traits;
+  const double reference = llama3_8b_bits()[static_cast<std::size_t>(f)];
+  if (reference > 0 && !info(f).llama_cpp.empty()) t.bits_delta = bytes(f).bits_per_weight - reference;
+  return t;
 }
 
 const memory::WeightBytes& PreparedModel::bytes(WeightFormat f) const {

@@ -5,6 +5,7 @@
 #include <array>
 #include <optional>
 
+#include "accuracy/loss_fit.hpp"
 #include "devices/device.hpp"
 #include "memory/tensor_layout.hpp"
 #include "models/model.hpp"
@@ -22,8 +23,13 @@ struct PreparedModel {
   std::array<memory::WeightBytes, k_weight_formats> weights{};  // indexed by WeightFormat
   std::optional<memory::WeightBytes> stored;                   // GGUF: the file's real bytes
   double active_params = 0;
+  accuracy::LossTraits traits;  // the accuracy model's inputs; bits_delta per format below
+  std::string family;           // model family for the accuracy basis; empty when unknown
   static PreparedModel prepare(const models::Model& model);
   const memory::WeightBytes& bytes(WeightFormat format) const;
+  // `traits` with the format's bits per weight on this model minus on Llama-3-8B (row-size
+  // fallbacks raise it on narrow models: Qwen2.5-0.5B's "Q2_K" is mostly Q4/Q5).
+  accuracy::LossTraits loss_traits(WeightFormat format) const;
 };
 
 struct PreparedDevice {

@@ -2,6 +2,8 @@
 // classes, exit codes, and bad input. TRILEMMA_UPDATE_GOLDEN=1 rewrites the golden files.
 #include <catch2/catch.hpp>
 
+#include <nlohmann/json.hpp>
+
 #include "golden.hpp"
 #include "run_binary.hpp"
 
@@ -19,7 +21,6 @@ namespace {
 
 using trilemma::testing::Run;
 
-// Runs the binary with `args`; stderr is merged into the output when `with_stderr`.
 // Runs the binary with `args`; stderr is merged into the output when `with_stderr`.
 Run run(const std::string& args, bool with_stderr = false) { return trilemma::testing::run_trilemma(args, with_stderr); }
 
@@ -533,4 +534,62 @@ TEST_CASE("cli completion: bash, zsh and fish scripts from the command tree comp
   CHECK(fish.out.find("complete -c trilemma -n '__fish_use_subcommand' -f -a plan") != std::string::npos);
   CHECK(fish.out.find("complete -c trilemma -n '__fish_seen_subcommand_from plan' -l model") != std::string::npos);
   CHECK(run_trilemma("completion tcsh").code == 2);
+}
+
+TEST_CASE("cli plan/gate --measured-kl: a measured KLD calibrates the accuracy prior (issue 13)", "[cli]") {
+  TempDir dir("measured-kl");
+  const auto plan_json = [](const std::string& extra) {
+    const Run r = run("plan -m llama-3.2-1b -d apple-m2 -s latency --weights q4_k_m --kv f16 --json " + extra);
+    REQUIRE(r.code == 0);
+    return nlohmann::json::parse(r.out);
+  };
+  const auto prior = plan_json("");
+  const double predicted = prior["chosen"]["accuracy"]["kld"]["mid"].get<double>();
+  REQUIRE(predicted > 0);
+  // Measured twice the prediction at the planned format: the plan now predicts the measurement.
+  const auto calibrated = plan_json("--measured-kl q4_k_m=" + std::to_string(2 * predicted));
+  CHECK(calibrated["chosen"]["accuracy"]["kld"]["mid"].get<double>() == Approx(2 * predicted).epsilon(1e-3));
+  CHECK(calibrated.dump().find("calibrated x2") != std::string::npos);
+
+  // llama-perplexity output and `trilemma eval --json` output are read too.
+  {
+    std::ofstream log(dir.path / "kld.log");
+    log << "llama_perf_context_print: ...\n0.13.291.205 I Mean    KLD:   " << 2 * predicted << " ±   0.000456\nSame top p: 93.4 %\n";
+  }
+  const auto from_log = plan_json("--measured-kl q4_k_m=" + (dir.path / "kld.log").string());
+  CHECK(from_log["chosen"]["accuracy"]["kld"]["mid"].get<double>() == Approx(2 * predicted).epsilon(1e-3));
+  {
+    std::ofstream eval(dir.path / "eval.json");
+    eval << R"({"schema": "trilemma.eval", "schema_version": 1, "synthetic": false, "weights": "q4_k_m", "kv": "f16", "kl_mean": )"
+         << 2 * predicted << "}";
+  }
+  const auto from_eval = plan_json("--measured-kl " + (dir.path / "eval.json").string());
+  CHECK(from_eval["chosen"]["accuracy"]["kld"]["mid"].get<double>() == Approx(2 * predicted).epsilon(1e-3));
+
+  // Bad input: usage errors (2) for names, input errors (3) for files, each naming the problem.
+  Run r = run("plan -m llama-3-8b -d apple-m2 --measured-kl q9=0.1", true);
+  CHECK(r.code == 2);
+  CHECK(r.out.find("unknown weight format 'q9'") != std::string::npos);
+  CHECK(run("plan -m llama-3-8b -d apple-m2 --measured-kl f16=0.1").code == 2);
+  CHECK(run("plan -m llama-3-8b -d apple-m2 --measured-kl q4_0=-1").code == 3);
+  r = run("plan -m llama-3-8b -d apple-m2 --measured-kl q4_0=" + (dir.path / "eval.json").string(), true);
+  CHECK(r.code == 3);
+  CHECK(r.out.find("Mean    KLD:") != std::string::npos);
+  {
+    std::ofstream eval(dir.path / "synthetic.json");
+    eval << R"({"schema": "trilemma.eval", "synthetic": true, "weights": "q4_0", "kv": "f16", "kl_mean": 0.1})";
+  }
+  r = run("plan -m llama-3-8b -d apple-m2 --measured-kl " + (dir.path / "synthetic.json").string(), true);
+  CHECK(r.code == 3);
+  CHECK(r.out.find("synthetic") != std::string::npos);
+  const std::string budgets = std::string(TRILEMMA_SOURCE_DIR) + "/examples/budgets/phone.yaml";
+  CHECK(run("gate -b " + budgets + " -m llama-3-8b -m llama-3.2-1b --measured-kl q4_0=0.1").code == 2);
+  // One model: the gate plans with the calibrated prior. A collapse-level KLD at q4_k_m moves it
+  // off the 4-bit formats it picks with the prior.
+  r = run("gate -b " + budgets + " -m llama-3.2-1b");
+  CHECK(r.code == 0);
+  CHECK(r.out.find("plan q4_k_m") != std::string::npos);
+  r = run("gate -b " + budgets + " -m llama-3.2-1b --measured-kl q4_k_m=3");
+  CHECK(r.out.find("plan q4_k_m") == std::string::npos);
+  CHECK(r.out.find("plan q4_0") == std::string::npos);
 }

@@ -1,5 +1,6 @@
-// fidelity::check_accuracy: hand-computed ratios against the accuracy model's own reference
-// figures, the rows it must leave out (and why), and the built-in dataset compared end to end.
+// fidelity::check_accuracy: hand-computed ratios against the first model's reference figures
+// (method priors), the rows it must leave out (and why), and the built-in dataset scored leave
+// one family out end to end, against the issue's targets.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -13,7 +14,7 @@ namespace {
 
 measurements::LossRow row(const std::string& id, double params_b, const std::string& format, const std::string& metric, double value) {
   measurements::LossRow r;
-  r.id = id, r.family = "fam", r.params_b = params_b, r.format = format, r.base_precision = "f16";
+  r.id = id, r.model = id, r.family = "fam", r.params_b = params_b, r.format = format, r.base_precision = "f16";
   r.metric = metric, r.value = value;
   return r;
 }
@@ -31,7 +32,7 @@ TEST_CASE("fidelity::check_accuracy: ratios against the model's reference figure
       row("absolute", ref_b, "q4_0", "ppl", 0),
   };
   rows[3].value = 6.0 * (1 + q4.ppl_delta_pct.mid / 100), rows[3].baseline_value = 6.0;  // same as "exact"
-  const auto report = fidelity::check_accuracy(rows);
+  const auto report = fidelity::check_accuracy(rows, {}, fidelity::AccuracyMethod::priors);
   REQUIRE(report.points.size() == 4);
   CHECK(report.points[0].ratio() == Approx(2.0));
   CHECK(report.points[1].ratio() == Approx(0.5));
@@ -49,9 +50,9 @@ TEST_CASE("fidelity::check_accuracy: rows the model cannot express are counted b
   std::vector<measurements::LossRow> rows = {row("gptq", 7, "gptq-int4", "ppl_delta_pct", 3),
                                              row("mmlu", 7, "q4_0", "mmlu", 60), row("noise", 7, "q8_0", "ppl_delta_pct", 0.01),
                                              row("kv", 7, "q4_0", "kld_mean", 0.1), row("noparams", 7, "q4_0", "kld_mean", 0.1)};
-  rows[3].kv_k = "q8_0";  // K only: no term for it
+  rows[3].kv_k = "q8_0";  // KV rows: the KV term is not fitted
   rows[4].params_b.reset();
-  const auto report = fidelity::check_accuracy(rows);
+  const auto report = fidelity::check_accuracy(rows, {}, fidelity::AccuracyMethod::leave_one_family_out);
   CHECK(report.points.empty());
   std::size_t skipped = 0;
   for (const auto& [reason, n] : report.skipped) skipped += n;
@@ -59,14 +60,28 @@ TEST_CASE("fidelity::check_accuracy: rows the model cannot express are counted b
   CHECK(report.skipped.count("parameter count not published") == 1);
 }
 
-TEST_CASE("fidelity::check_accuracy: the built-in loss dataset is compared", "[fidelity]") {
+TEST_CASE("fidelity::check_accuracy: leave one family out on the built-in loss dataset", "[fidelity]") {
   const auto rows = measurements::load_loss_rows();
   REQUIRE(rows.ok());
-  const auto report = fidelity::check_accuracy(*rows);
+  const auto tokens = measurements::load_training_tokens();
+  REQUIRE(tokens.ok());
+  const auto report = fidelity::check_accuracy(*rows, *tokens, fidelity::AccuracyMethod::leave_one_family_out);
   REQUIRE(report.by_metric.count("ppl_delta_pct"));
   REQUIRE(report.by_metric.count("kld_mean"));
-  CHECK(report.by_metric.at("ppl_delta_pct").points >= 50);
   std::size_t accounted = report.points.size();
   for (const auto& [reason, n] : report.skipped) accounted += n;
   CHECK(accounted == rows->size());  // every row compared or left out with a reason
+  const auto& ppl = report.by_metric.at("ppl_delta_pct");
+  const auto& kld = report.by_metric.at("kld_mean");
+  CHECK(ppl.points >= 100);
+  CHECK(report.by_family.at("ppl_delta_pct").size() >= 8);
+  // The figures of docs/fidelity.md (1.45x, 1.37x, 78% inside) with a small margin: tighten them
+  // when the model improves. The issue's target is 1.3x and 75-85% inside the 80% range.
+  CHECK(ppl.median_ratio_error <= 1.50);
+  CHECK(kld.median_ratio_error <= 1.45);
+  CHECK(ppl.inside >= 0.72);
+  CHECK(ppl.inside <= 0.90);
+  // The first, unfitted model on the same rows is worse: the fit earns its place.
+  const auto priors = fidelity::check_accuracy(*rows, *tokens, fidelity::AccuracyMethod::priors);
+  CHECK(priors.by_metric.at("ppl_delta_pct").median_ratio_error > ppl.median_ratio_error);
 }

@@ -2,6 +2,7 @@
 
 #include "models/catalog.hpp"
 #include "models/hf_config.hpp"
+#include "models/measured_loss.hpp"
 
 using namespace trilemma;
 
@@ -119,4 +120,27 @@ sources: [{fields: [shape], url: https://example.org}]
   auto shape = models::parse_model_yaml(bad, "models/tiny.yaml", "tiny");
   REQUIRE_FALSE(shape.ok());
   CHECK(shape.error().message.find("shape.kv_heads") != std::string::npos);
+}
+
+TEST_CASE("models::parse_measured_kl: a value, llama-perplexity output, or trilemma eval JSON", "[models]") {
+  auto v = models::parse_measured_kl("q4_k_m=0.0313");
+  REQUIRE(v.ok());
+  CHECK(v->weights == WeightFormat::q4_k_m);
+  CHECK(v->kld == Approx(0.0313));
+  // The last "Mean    KLD:" line counts, with or without llama.cpp's timestamp prefix.
+  auto log = models::kld_from_llama_perplexity(
+      "====== KL divergence statistics ======\nMean    KLD:   0.5 ±   0.1\n0.13.291.205 I Mean    KLD:   0.012345 ±   0.000456\n"
+      "Maximum KLD:  11.2\n",
+      "kld.log");
+  REQUIRE(log.ok());
+  CHECK(*log == Approx(0.012345));
+  CHECK_FALSE(models::kld_from_llama_perplexity("Final estimate: PPL = 6.1\n", "ppl.log").ok());
+  CHECK_FALSE(models::kld_from_llama_perplexity("Mean    KLD:   nan\n", "bad.log").ok());
+  CHECK_FALSE(models::parse_measured_kl("q4_k_m=0").ok());
+  CHECK_FALSE(models::parse_measured_kl("q4_k_m=1e400").ok());
+  CHECK_FALSE(models::parse_measured_kl("bf16=0.001").ok());
+  CHECK(models::parse_measured_kl("nope=0.1").error().kind == ErrorKind::usage);
+  const auto missing = models::parse_measured_kl("/nonexistent/eval.json");
+  REQUIRE_FALSE(missing.ok());
+  CHECK(missing.error().file == "/nonexistent/eval.json");
 }

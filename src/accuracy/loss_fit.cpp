@@ -1,0 +1,324 @@
+#include "accuracy/loss_fit.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <mutex>
+#include <set>
+
+namespace trilemma::accuracy {
+namespace {
+
+// Llama-3-8B (8.03B parameters) file sizes of llama.cpp's perplexity scoreboard (PR #6936,
+// tools/perplexity/README.md "LLaMA 3 8b Scoreboard"), as bits per weight: 8 x GiB x 2^30 / 8.03e9.
+struct ReferenceBits {
+  std::string_view format;
+  double gib;
+};
+constexpr std::array<ReferenceBits, 27> k_reference_bits = {{
+    {"q8_0", 7.96},   {"q6_k", 6.14},   {"q5_k_m", 5.33}, {"q5_k_s", 5.21},  {"q5_1", 5.65},   {"q5_0", 5.21},
+    {"q4_k_m", 4.58}, {"q4_k_s", 4.37}, {"iq4_nl", 4.35}, {"iq4_xs", 4.14},  {"q4_1", 4.78},   {"q4_0", 4.34},
+    {"q3_k_l", 4.03}, {"q3_k_m", 3.74}, {"iq3_m", 3.53},  {"iq3_s", 3.42},   {"iq3_xs", 3.28}, {"iq3_xxs", 3.05},
+    {"q3_k_s", 3.41}, {"iq2_m", 2.74},  {"q2_k", 2.96},   {"q2_k_s", 2.96},  {"iq2_s", 2.56},  {"iq2_xs", 2.43},
+    {"iq2_xxs", 2.24}, {"iq1_m", 2.01}, {"iq1_s", 1.88},
+}};
+constexpr double k_llama3_8b_params = 8.03e9;
+
+constexpr double k_reference_params = 8e9;
+constexpr double k_reference_tokens = 15e12;  // Llama-3-8B
+constexpr double k_imatrix_pivot_bits = 4.5;
+
+// Below these a published figure is within rounding and run-to-run noise (llama.cpp's tables
+// print PPL to 4 digits; q8_0 rows measure +0.01-0.02%): a ratio says nothing there.
+constexpr double k_min_ppl_delta_pct = 0.05;
+constexpr double k_min_kld = 1e-4;
+
+// The knee of the KLD -> perplexity map is searched on a log grid from 1e-4 to 0.03 nats.
+constexpr double k_knee_min = 1e-4, k_knee_max = 0.03;
+constexpr int k_knee_steps = 40;
+constexpr double k_ridge = 1e-3;
+constexpr double k_family_weight_power = 0.5;  // keeps formats seen once from running away; small beside the data
+
+double quantile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const auto rank = static_cast<std::size_t>(std::ceil(q * double(v.size())));
+  return v[std::clamp<std::size_t>(rank, 1, v.size()) - 1];
+}
+
+// Solves (X'X + ridge I) w = X'y by Gaussian elimination with partial pivoting.
+std::vector<double> least_squares(const std::vector<std::vector<double>>& x, const std::vector<double>& y) {
+  const std::size_t k = x.empty() ? 0 : x.front().size();
+  std::vector<std::vector<double>> a(k, std::vector<double>(k + 1, 0.0));
+  for (std::size_t r = 0; r < x.size(); ++r)
+    for (std::size_t i = 0; i < k; ++i) {
+      if (x[r][i] == 0) continue;
+      for (std::size_t j = 0; j < k; ++j) a[i][j] += x[r][i] * x[r][j];
+      a[i][k] += x[r][i] * y[r];
+    }
+  for (std::size_t i = 0; i < k; ++i) a[i][i] += k_ridge;
+  for (std::size_t c = 0; c < k; ++c) {
+    std::size_t p = c;
+    for (std::size_t r = c + 1; r < k; ++r)
+      if (std::fabs(a[r][c]) > std::fabs(a[p][c])) p = r;
+    std::swap(a[c], a[p]);
+    for (std::size_t r = 0; r < k; ++r) {
+      if (r == c || a[r][c] == 0) continue;
+      const double f = a[r][c] / a[c][c];
+      for (std::size_t j = c; j <= k; ++j) a[r][j] -= f * a[c][j];
+    }
+  }
+  std::vector<double> w(k);
+  for (std::size_t i = 0; i < k; ++i) w[i] = a[i][k] / a[i][i];
+  return w;
+}
+
+double tokens_of(const LossFit& fit, const LossTraits& t) { return t.training_tokens.value_or(fit.default_tokens); }
+
+// Every term but the format's constant.
+double trait_terms(const LossFit& fit, std::string_view format, const LossTraits& t) {
+  const double bits = reference_bits(format).value_or(k_imatrix_pivot_bits) + t.bits_delta;
+  return fit.a_size * std::log(t.effective_params / k_reference_params) +
+         fit.a_tokens * std::log(tokens_of(fit, t) / k_reference_tokens) + fit.a_bits * t.bits_delta +
+         (t.imatrix ? fit.a_imatrix + fit.a_imatrix_bits * (bits - k_imatrix_pivot_bits) : 0.0);
+}
+
+double predicted(const LossFit& fit, const LossObservation& o) {
+  const double kld = *predict_kld(fit, o.format, o.traits);
+  return o.metric == LossMetric::kld ? kld : ppl_pct_from_kld(kld, fit.knee);
+}
+
+// One least-squares fit at a fixed knee and bits slope.
+void fit_at(const std::vector<const LossObservation*>& train, double knee, double bits_slope, LossFit& fit) {
+  std::vector<std::string> formats;
+  for (const auto* o : train) formats.push_back(o->format);
+  std::sort(formats.begin(), formats.end());
+  formats.erase(std::unique(formats.begin(), formats.end()), formats.end());
+  const std::size_t nf = formats.size();
+  std::vector<double> tokens;
+  for (const auto* o : train)
+    if (o->traits.training_tokens) tokens.push_back(std::log(*o->traits.training_tokens));
+  fit.default_tokens = tokens.empty() ? k_reference_tokens : std::exp(quantile(tokens, 0.5));
+
+  std::vector<std::vector<double>> x;
+  std::vector<double> y;
+  std::map<std::string, double> per_family;
+  for (const auto* o : train) per_family[o->family] += 1;
+  for (const auto* o : train) {
+    // Row weight 1/sqrt(rows of the family): a family counts by the square root of its rows, so
+    // Llama-3-8B's scoreboard (a third of the data) does not set every constant alone. Weights
+    // 1 and 1/rows were tried too (docs/fidelity.md); this one held out best.
+    const double sw = std::pow(per_family[o->family], -k_family_weight_power / 2);
+    std::vector<double> row(nf + 4, 0.0);
+    row[std::size_t(std::lower_bound(formats.begin(), formats.end(), o->format) - formats.begin())] = 1;
+    const double bits = *reference_bits(o->format) + o->traits.bits_delta;
+    row[nf] = std::log(o->traits.effective_params / k_reference_params);
+    row[nf + 1] = std::log(tokens_of(fit, o->traits) / k_reference_tokens);
+    row[nf + 2] = o->traits.imatrix ? 1 : 0;
+    row[nf + 3] = o->traits.imatrix ? bits - k_imatrix_pivot_bits : 0;
+    for (auto& v : row) v *= sw;
+    x.push_back(std::move(row));
+    const double kld = o->metric == LossMetric::kld ? o->measured : kld_from_ppl_pct(o->measured, knee);
+    y.push_back(sw * (std::log(kld) - bits_slope * o->traits.bits_delta));
+  }
+  const auto w = least_squares(x, y);
+  fit.format_ln_kld.clear();
+  for (std::size_t i = 0; i < nf; ++i) fit.format_ln_kld[formats[i]] = w[i];
+  fit.a_size = w[nf], fit.a_tokens = w[nf + 1], fit.a_imatrix = w[nf + 2], fit.a_imatrix_bits = w[nf + 3];
+  fit.a_bits = bits_slope;
+  fit.knee = knee;
+}
+
+// The slope of the fitted format constants against the formats' bits on Llama-3-8B.
+double bits_slope(const LossFit& fit) {
+  double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (const auto& [format, c] : fit.format_ln_kld) {
+    const double b = *reference_bits(format);
+    n += 1, sx += b, sy += c, sxx += b * b, sxy += b * c;
+  }
+  const double det = n * sxx - sx * sx;
+  return n >= 2 && det > 0 ? (n * sxy - sx * sy) / det : 0.0;
+}
+
+void fit_at_knee(const std::vector<const LossObservation*>& train, double knee, LossFit& fit) {
+  fit_at(train, knee, 0.0, fit);
+  fit_at(train, knee, bits_slope(fit), fit);
+}
+
+// The knee that best maps measured KLDs to the perplexity increases measured with them (the
+// same model, format, recipe and source publishing both), or the grid's middle without pairs.
+double fit_knee(const std::vector<const LossObservation*>& train) {
+  std::map<std::string, std::pair<const LossObservation*, const LossObservation*>> pairs;  // kld, ppl
+  for (const auto* o : train) {
+    if (!o->row) continue;
+    const auto& r = *o->row;
+    const std::string key = r.model + "|" + r.format + "|" + (r.imatrix ? (*r.imatrix ? "y" : "n") : "?") + "|" + r.source_url;
+    (o->metric == LossMetric::kld ? pairs[key].first : pairs[key].second) = o;
+  }
+  double best = std::sqrt(k_knee_min * k_knee_max), best_sse = INFINITY;
+  for (int i = 0; i <= k_knee_steps; ++i) {
+    const double knee = k_knee_min * std::pow(k_knee_max / k_knee_min, double(i) / k_knee_steps);
+    double sse = 0;
+    std::size_t n = 0;
+    for (const auto& [key, p] : pairs)
+      if (p.first && p.second) sse += std::pow(std::log(ppl_pct_from_kld(p.first->measured, knee) / p.second->measured), 2), ++n;
+    if (n > 0 && sse < best_sse) best_sse = sse, best = knee;
+  }
+  return best;
+}
+
+LossFit fit_points(const std::vector<const LossObservation*>& train) {
+  LossFit fit;
+  fit_at_knee(train, fit_knee(train), fit);
+  fit.points = train.size();
+  std::set<std::string> families;
+  for (const auto* o : train) families.insert(o->family);
+  fit.families.assign(families.begin(), families.end());
+  return fit;
+}
+
+bool is_qat(const measurements::LossRow& r) {
+  std::string m = r.model;
+  std::transform(m.begin(), m.end(), m.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+  return m.find("-qat-") != std::string::npos || r.notes.find("quantization-aware") != std::string::npos;
+}
+
+}  // namespace
+
+std::optional<double> reference_bits(std::string_view format) {
+  for (const auto& r : k_reference_bits)
+    if (r.format == format) return 8.0 * r.gib * 1073741824.0 / k_llama3_8b_params;
+  return std::nullopt;
+}
+
+double ppl_pct_from_kld(double kld, double knee) { return std::expm1(kld * kld / (kld + knee)) * 100; }
+
+double kld_from_ppl_pct(double ppl_pct, double knee) {
+  const double d = std::log1p(ppl_pct / 100);  // the inverse of d = k^2 / (k + knee)
+  return (d + std::sqrt(d * d + 4 * knee * d)) / 2;
+}
+
+LossObservations loss_observations(const std::vector<measurements::LossRow>& rows,
+                                   const std::vector<measurements::TrainingTokens>& tokens) {
+  LossObservations out;
+  for (const auto& r : rows) {
+    auto skip = [&](const std::string& why) { ++out.skipped[why]; };
+    if (r.metric != "kld_mean" && r.metric != "ppl_delta_pct" && r.metric != "ppl") {
+      skip("benchmark scores (" + std::string(r.metric == "top1_pct" ? "top-1 agreement" : "mmlu, openllm, ...") +
+           "): not mapped to KLD yet");
+      continue;
+    }
+    if (!r.kv_k.empty() || !r.kv_v.empty()) {
+      skip("KV-cache rows: the KV term is not fitted (published figures, docs/estimates.md)");
+      continue;
+    }
+    if (r.format == r.base_precision || r.format.empty()) {
+      skip("the baseline itself");
+      continue;
+    }
+    if (!reference_bits(r.format)) {
+      skip("formats that are not llama.cpp quantization types (GPTQ, AWQ, RTN, MLX, ...)");
+      continue;
+    }
+    if (is_qat(r)) {
+      skip("quantization-aware-trained checkpoints (not post-training quantization)");
+      continue;
+    }
+    if (!r.params_b) {
+      skip("parameter count not published");
+      continue;
+    }
+    LossObservation o;
+    o.row = &r;
+    o.family = r.family;
+    o.format = r.format;
+    if (r.metric == "kld_mean") o.metric = LossMetric::kld, o.measured = r.value;
+    else o.metric = LossMetric::ppl_delta_pct, o.measured = r.metric == "ppl" ? (r.value / *r.baseline_value - 1) * 100 : r.value;
+    if (!(o.measured >= (o.metric == LossMetric::kld ? k_min_kld : k_min_ppl_delta_pct))) {
+      skip("loss below what the figure resolves (KLD < 1e-4, perplexity increase < 0.05%)");
+      continue;
+    }
+    const double total = *r.params_b * 1e9;
+    o.traits.effective_params = r.active_params_b ? std::sqrt(total * *r.active_params_b * 1e9) : total;
+    if (const auto t = measurements::training_tokens_of(tokens, r.family, *r.params_b))
+      o.traits.training_tokens = t->tokens, o.traits.tokens_imputed = t->imputed;
+    if (r.bpw) o.traits.bits_delta = *r.bpw - *reference_bits(r.format);
+    o.traits.imatrix = r.imatrix.value_or(false);
+    out.points.push_back(std::move(o));
+  }
+  return out;
+}
+
+LossFit fit_loss(const std::vector<LossObservation>& observations, std::string_view hold_out, bool with_ranges) {
+  std::vector<const LossObservation*> train;
+  std::set<std::string> families;
+  for (const auto& o : observations)
+    if (o.family != hold_out) train.push_back(&o), families.insert(o.family);
+  LossFit fit = fit_points(train);
+  if (!with_ranges) return fit;
+  // Held-out errors of each remaining family under a fit without it: what a new family meets.
+  std::vector<double> errors;
+  for (const auto& family : families) {
+    std::vector<const LossObservation*> inner;
+    for (const auto* o : train)
+      if (o->family != family) inner.push_back(o);
+    const LossFit f = fit_points(inner);
+    for (const auto* o : train)
+      if (o->family == family && f.format_ln_kld.count(o->format)) errors.push_back(std::log(o->measured / predicted(f, *o)));
+  }
+  fit.error = {std::exp(quantile(errors, 0.1)), std::exp(quantile(errors, 0.5)), std::exp(quantile(errors, 0.9))};
+  std::map<std::string, std::vector<double>> by_model;
+  for (const auto* o : train)
+    if (o->row) by_model[o->row->model].push_back(std::log(o->measured / predicted(fit, *o)));
+  std::vector<double> differences;
+  for (const auto& [model, residuals] : by_model)
+    for (std::size_t i = 0; i < residuals.size(); ++i)
+      for (std::size_t j = 0; j < residuals.size(); ++j)
+        if (i != j) differences.push_back(residuals[i] - residuals[j]);
+  if (!differences.empty())
+    fit.within_model_error = {std::exp(quantile(differences, 0.1)), std::exp(quantile(differences, 0.5)),
+                              std::exp(quantile(differences, 0.9))};
+  return fit;
+}
+
+std::optional<double> predict_kld(const LossFit& fit, std::string_view format, const LossTraits& traits) {
+  const auto c = fit.format_ln_kld.find(format);
+  if (c == fit.format_ln_kld.end()) return std::nullopt;
+  return std::exp(c->second + trait_terms(fit, format, traits));
+}
+
+double trait_factor(const LossFit& fit, const LossTraits& traits) {
+  return std::exp(trait_terms(fit, "", traits));
+}
+
+const std::vector<measurements::TrainingTokens>& builtin_training_tokens() {
+  static const std::vector<measurements::TrainingTokens> table = [] {
+    auto t = measurements::load_training_tokens();
+    return t.ok() ? *t : std::vector<measurements::TrainingTokens>{};
+  }();
+  return table;
+}
+
+const LossFit* builtin_loss_fit(std::string* error) {
+  struct Built {
+    std::optional<LossFit> fit;
+    std::string error;
+    std::vector<measurements::LossRow> rows;
+  };
+  static const Built built = [] {
+    Built b;
+    auto rows = measurements::load_loss_rows();
+    if (!rows.ok()) {
+      b.error = rows.error().message;
+      return b;
+    }
+    b.rows = std::move(*rows);
+    const auto obs = loss_observations(b.rows, builtin_training_tokens());
+    b.fit = fit_loss(obs.points);
+    return b;
+  }();
+  if (!built.fit && error) *error = built.error;
+  return built.fit ? &*built.fit : nullptr;
+}
+
+}  // namespace trilemma::accuracy

@@ -1,0 +1,153 @@
+// The fitted loss model: its conversions against hand-computed values, the fit recovering
+// known coefficients from exact synthetic data, and the estimate's terms and flags.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <deque>
+
+#include "accuracy/accuracy_model.hpp"
+#include "accuracy/loss_fit.hpp"
+
+using namespace trilemma;
+using accuracy::LossMetric;
+using accuracy::LossObservation;
+
+namespace {
+
+// Rows must outlive the observations that point at them.
+std::deque<measurements::LossRow> g_rows;
+
+LossObservation observation(const std::string& family, const std::string& format, double params, double tokens,
+                            double kld) {
+  measurements::LossRow r;
+  r.model = family + "-" + std::to_string(params), r.format = format, r.family = family;
+  g_rows.push_back(r);
+  LossObservation o;
+  o.row = &g_rows.back();
+  o.family = family, o.format = format, o.metric = LossMetric::kld, o.measured = kld;
+  o.traits.effective_params = params, o.traits.training_tokens = tokens;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("accuracy: KLD and perplexity convert through the knee", "[accuracy]") {
+  // d = k^2 / (k + knee) = 0.01 / 0.11; PPL increase = exp(d) - 1.
+  CHECK(accuracy::ppl_pct_from_kld(0.1, 0.01) == Approx(std::expm1(0.01 / 0.11) * 100));
+  CHECK(accuracy::ppl_pct_from_kld(0.1, 0.01) == Approx(9.516).epsilon(1e-3));
+  for (double k : {1e-4, 0.003, 0.05, 0.4, 2.0})
+    CHECK(accuracy::kld_from_ppl_pct(accuracy::ppl_pct_from_kld(k, 0.002), 0.002) == Approx(k));
+  // A large loss moves perplexity by its KLD: ln(PPL_q/PPL) -> KLD.
+  CHECK(std::log1p(accuracy::ppl_pct_from_kld(1.0, 0.001) / 100) == Approx(1.0).epsilon(2e-3));
+}
+
+TEST_CASE("accuracy: reference bits are Llama-3-8B's file sizes", "[accuracy]") {
+  // Q8_0: 7.96 GiB for 8.03e9 weights.
+  CHECK(*accuracy::reference_bits("q8_0") == Approx(8.0 * 7.96 * 1073741824.0 / 8.03e9));
+  CHECK(*accuracy::reference_bits("q4_k_m") == Approx(4.899).epsilon(1e-3));
+  CHECK_FALSE(accuracy::reference_bits("gptq-int4"));
+}
+
+TEST_CASE("accuracy: the fit recovers the coefficients of exact data", "[accuracy]") {
+  // ln KLD = c[f] + 0.3 ln(D/15T) - 0.1 ln(P/8B): three families, two formats.
+  const double c_q4 = std::log(0.03), c_q8 = std::log(0.0015);
+  std::vector<LossObservation> obs;
+  struct Fam { const char* name; double params, tokens; };
+  for (const Fam f : {Fam{"a", 7e9, 2e12}, Fam{"b", 8e9, 15e12}, Fam{"c", 1.5e9, 36e12}, Fam{"d", 70e9, 15e12}})
+    for (const auto& [format, c] : {std::pair{"q4_k_m", c_q4}, std::pair{"q8_0", c_q8}})
+      obs.push_back(observation(f.name, format, f.params, f.tokens,
+                                std::exp(c + 0.3 * std::log(f.tokens / 15e12) - 0.1 * std::log(f.params / 8e9))));
+  const auto fit = accuracy::fit_loss(obs);
+  CHECK(fit.a_tokens == Approx(0.3).margin(0.01));
+  CHECK(fit.a_size == Approx(-0.1).margin(0.01));
+  CHECK(fit.format_ln_kld.at("q4_k_m") == Approx(c_q4).margin(0.02));
+  // Exact data: every held-out family is predicted exactly, so the range collapses to 1.
+  CHECK(fit.error.low == Approx(1).margin(0.05));  // the ridge term biases extreme folds slightly
+  CHECK(fit.error.high == Approx(1).margin(0.05));
+  // The bits slope is the constants' slope against the formats' bits: ln(0.03/0.0015) over
+  // 8.515 - 4.899 bits.
+  CHECK(fit.a_bits == Approx(std::log(0.0015 / 0.03) / (*accuracy::reference_bits("q8_0") - *accuracy::reference_bits("q4_k_m")))
+                          .epsilon(0.02));
+  accuracy::LossTraits t{7e9, 2e12};
+  CHECK(*accuracy::predict_kld(fit, "q4_k_m", t) == Approx(std::exp(c_q4 + 0.3 * std::log(2.0 / 15) - 0.1 * std::log(7.0 / 8))).epsilon(0.02));
+  CHECK_FALSE(accuracy::predict_kld(fit, "q2_k", t));  // no data for it
+  // Held out, family "c" is predicted from the others alone.
+  const auto without_c = accuracy::fit_loss(obs, "c", false);
+  CHECK(without_c.points == obs.size() - 2);
+  CHECK(*accuracy::predict_kld(without_c, "q8_0", obs[4].traits) == Approx(obs[5].measured).epsilon(0.05));
+}
+
+TEST_CASE("accuracy: the built-in fit and the estimate's terms", "[accuracy]") {
+  std::string error;
+  const auto* fit = accuracy::builtin_loss_fit(&error);
+  REQUIRE(fit);
+  CHECK(fit->points >= 150);
+  CHECK(fit->families.size() >= 8);
+  CHECK(fit->a_tokens > 0);  // more pre-training tokens per parameter: more loss
+  CHECK(fit->error.low < 1);
+  CHECK(fit->error.high > 1);
+
+  DeploymentConfig c;
+  c.weights = WeightFormat::q4_k_m;
+  accuracy::LossTraits llama3{8e9, 15e12};
+  accuracy::LossTraits llama2{7e9, 2e12};
+  std::vector<std::string> basis;
+  const auto a3 = accuracy::estimate_accuracy(llama3, c, &basis, "llama3");
+  const auto a2 = accuracy::estimate_accuracy(llama2, c, nullptr);
+  CHECK(a2.kld.mid < a3.kld.mid);  // Llama-2 (2T tokens) loses less than Llama-3 (15T)
+  CHECK(a3.kld.mid == Approx(*accuracy::predict_kld(*fit, "q4_k_m", llama3)));
+  CHECK(a3.ppl_delta_pct.mid == Approx(accuracy::ppl_pct_from_kld(a3.kld.mid, fit->knee)));
+  CHECK(a3.kld.low == Approx(a3.kld.mid * fit->error.low));
+  REQUIRE_FALSE(basis.empty());
+  CHECK(basis[0].find("fitted loss model") != std::string::npos);
+  CHECK(basis[0].find("extrapolating") == std::string::npos);
+
+  // More bits after fallbacks: less loss.
+  accuracy::LossTraits fallback = llama3;
+  fallback.bits_delta = 0.5;
+  CHECK(accuracy::estimate_accuracy(fallback, c, nullptr).kld.mid == Approx(a3.kld.mid * std::exp(0.5 * fit->a_bits)));
+  CHECK(fit->a_bits < 0);
+
+  // Outside the data: unknown tokens and a tiny model widen the range and say so.
+  accuracy::LossTraits tiny{2.6e5, std::nullopt};
+  basis.clear();
+  const auto at = accuracy::estimate_accuracy(tiny, c, &basis, "tinystories");
+  CHECK(basis[0].find("extrapolating") != std::string::npos);
+  CHECK(basis[0].find("under 100M parameters") != std::string::npos);
+  CHECK(at.kld.high / at.kld.mid > a3.kld.high / a3.kld.mid);
+  CHECK(at.kld.low / at.kld.mid < a3.kld.low / a3.kld.mid);
+
+  // Formats without llama.cpp data take Llama-3-8B's published figure times the trait factor.
+  c.weights = WeightFormat::w4a16;
+  const auto w4 = accuracy::estimate_accuracy(llama2, c, nullptr);
+  CHECK(w4.kld.mid == Approx(accuracy::weight_loss_figure(WeightFormat::w4a16).kld.mid * accuracy::trait_factor(*fit, llama2)));
+  // Full precision loses nothing.
+  c.weights = WeightFormat::f16;
+  CHECK(accuracy::estimate_accuracy(llama3, c, nullptr).kld.mid == 0);
+}
+
+TEST_CASE("measurements: training tokens are looked up by family and size, or imputed", "[accuracy]") {
+  const auto& table = accuracy::builtin_training_tokens();
+  REQUIRE_FALSE(table.empty());
+  const auto qwen2_small = measurements::training_tokens_of(table, "qwen2", 0.5);
+  REQUIRE(qwen2_small);
+  CHECK(qwen2_small->tokens == Approx(12e12));
+  CHECK_FALSE(qwen2_small->imputed);
+  CHECK(measurements::training_tokens_of(table, "qwen2", 7)->tokens == Approx(7e12));
+  const auto mistral = measurements::training_tokens_of(table, "mistral", 7.2);
+  REQUIRE(mistral);
+  CHECK(mistral->imputed);
+  // Imputed between Llama-2 (2023-07, 2T) and Llama-3 (2024-04, 15T) by the trend.
+  CHECK(mistral->tokens > 1e12);
+  CHECK(mistral->tokens < 15e12);
+  CHECK_FALSE(measurements::training_tokens_of(table, "unknown-family", 7));
+
+  auto bad = measurements::parse_training_tokens_csv(
+      "family,params_min_b,params_max_b,tokens_t,released,source_url,locator\nx,0,10,1,2023-13,u,l\n", "t.csv");
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.error().to_string().find("released") != std::string::npos);
+  auto overlap = measurements::parse_training_tokens_csv(
+      "family,params_min_b,params_max_b,tokens_t,released,source_url,locator\nx,0,10,1,2023-01,u,l\nx,5,20,1,2023-01,u,l\n", "t.csv");
+  REQUIRE_FALSE(overlap.ok());
+  CHECK(overlap.error().message.find("overlaps") != std::string::npos);
+}
