@@ -198,6 +198,7 @@ void add_weight_term(AccuracyEstimate& a, const LossTraits& traits, WeightFormat
     if (traits.training_tokens && !traits.tokens_imputed)
       line += ", " + short_number(*traits.training_tokens / 1e12, 2) + "T training tokens";
     if (traits.bits_delta != 0) line += ", " + short_number(traits.bits_delta, 2) + " bits/weight beside Llama-3-8B's recipe";
+    if (traits.imatrix) line += ", importance matrix (x" + short_number(std::exp(fit->a_imatrix), 2) + ")";
     line += traits.calibration ? "; range = 10th-90th percentile of one model's errors between formats"
                                : "; range = 10th-90th percentile of held-out families' errors";
     if (!outside.empty()) {
@@ -209,6 +210,20 @@ void add_weight_term(AccuracyEstimate& a, const LossTraits& traits, WeightFormat
 }
 
 }  // namespace
+
+bool imatrix_applies(WeightFormat w) {
+  // llama.cpp's Q8_0 and float types ignore an importance matrix.
+  const TensorType bulk = info(w).bulk;
+  return !info(w).llama_cpp.empty() && bulk != TensorType::f32 && bulk != TensorType::f16 && bulk != TensorType::bf16 &&
+         bulk != TensorType::q8_0;
+}
+
+bool imatrix_required(WeightFormat w) { return w == WeightFormat::iq2_xs; }
+
+bool imatrix_helps(WeightFormat w) {
+  const LossFit* fit = builtin_loss_fit();
+  return imatrix_applies(w) && fit && fit->a_imatrix < 0;
+}
 
 AccuracyEstimate estimate_accuracy(const LossTraits& traits, const DeploymentConfig& config,
                                    std::vector<std::string>* basis, std::string_view family) {

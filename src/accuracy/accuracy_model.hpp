@@ -33,6 +33,13 @@ const LossFigure* kv_loss_figure(TensorType kv_type);  // nullptr for lossless f
 AccuracyEstimate estimate_accuracy(const LossTraits& traits, const DeploymentConfig& config,
                                    std::vector<std::string>* basis, std::string_view family = {});
 
+// Whether llama.cpp quantizes `weights` with an importance matrix at all (its k- and i-quants
+// and legacy formats), and whether the fitted model says it lowers their loss.
+bool imatrix_applies(WeightFormat weights);
+// llama-quantize refuses IQ2_XS (and IQ1/IQ2_XXS/IQ2_S) without one.
+bool imatrix_required(WeightFormat weights);
+bool imatrix_helps(WeightFormat weights);
+
 // The first model (v1), kept as the baseline `trilemma fidelity --accuracy --method priors`
 // scores: the published Llama-3-8B figures scaled by (8B / params)^0.3, for weights and KV.
 AccuracyEstimate format_loss(double effective_params, WeightFormat weights, TensorType kv_type);

@@ -26,7 +26,6 @@ constexpr double k_llama3_8b_params = 8.03e9;
 
 constexpr double k_reference_params = 8e9;
 constexpr double k_reference_tokens = 15e12;  // Llama-3-8B
-constexpr double k_imatrix_pivot_bits = 4.5;
 
 // Below these a published figure is within rounding and run-to-run noise (llama.cpp's tables
 // print PPL to 4 digits; q8_0 rows measure +0.01-0.02%): a ratio says nothing there.
@@ -76,11 +75,10 @@ std::vector<double> least_squares(const std::vector<std::vector<double>>& x, con
 double tokens_of(const LossFit& fit, const LossTraits& t) { return t.training_tokens.value_or(fit.default_tokens); }
 
 // Every term but the format's constant.
-double trait_terms(const LossFit& fit, std::string_view format, const LossTraits& t) {
-  const double bits = reference_bits(format).value_or(k_imatrix_pivot_bits) + t.bits_delta;
+double trait_terms(const LossFit& fit, const LossTraits& t) {
   return fit.a_size * std::log(t.effective_params / k_reference_params) +
          fit.a_tokens * std::log(tokens_of(fit, t) / k_reference_tokens) + fit.a_bits * t.bits_delta +
-         (t.imatrix ? fit.a_imatrix + fit.a_imatrix_bits * (bits - k_imatrix_pivot_bits) : 0.0);
+         (t.imatrix ? fit.a_imatrix : 0.0);
 }
 
 double predicted(const LossFit& fit, const LossObservation& o) {
@@ -109,13 +107,11 @@ void fit_at(const std::vector<const LossObservation*>& train, double knee, doubl
     // Llama-3-8B's scoreboard (a third of the data) does not set every constant alone. Weights
     // 1 and 1/rows were tried too (docs/fidelity.md); this one held out best.
     const double sw = std::pow(per_family[o->family], -k_family_weight_power / 2);
-    std::vector<double> row(nf + 4, 0.0);
+    std::vector<double> row(nf + 3, 0.0);
     row[std::size_t(std::lower_bound(formats.begin(), formats.end(), o->format) - formats.begin())] = 1;
-    const double bits = *reference_bits(o->format) + o->traits.bits_delta;
     row[nf] = std::log(o->traits.effective_params / k_reference_params);
     row[nf + 1] = std::log(tokens_of(fit, o->traits) / k_reference_tokens);
     row[nf + 2] = o->traits.imatrix ? 1 : 0;
-    row[nf + 3] = o->traits.imatrix ? bits - k_imatrix_pivot_bits : 0;
     for (auto& v : row) v *= sw;
     x.push_back(std::move(row));
     const double kld = o->metric == LossMetric::kld ? o->measured : kld_from_ppl_pct(o->measured, knee);
@@ -124,7 +120,7 @@ void fit_at(const std::vector<const LossObservation*>& train, double knee, doubl
   const auto w = least_squares(x, y);
   fit.format_ln_kld.clear();
   for (std::size_t i = 0; i < nf; ++i) fit.format_ln_kld[formats[i]] = w[i];
-  fit.a_size = w[nf], fit.a_tokens = w[nf + 1], fit.a_imatrix = w[nf + 2], fit.a_imatrix_bits = w[nf + 3];
+  fit.a_size = w[nf], fit.a_tokens = w[nf + 1], fit.a_imatrix = w[nf + 2];
   fit.a_bits = bits_slope;
   fit.knee = knee;
 }
@@ -284,11 +280,11 @@ LossFit fit_loss(const std::vector<LossObservation>& observations, std::string_v
 std::optional<double> predict_kld(const LossFit& fit, std::string_view format, const LossTraits& traits) {
   const auto c = fit.format_ln_kld.find(format);
   if (c == fit.format_ln_kld.end()) return std::nullopt;
-  return std::exp(c->second + trait_terms(fit, format, traits));
+  return std::exp(c->second + trait_terms(fit, traits));
 }
 
 double trait_factor(const LossFit& fit, const LossTraits& traits) {
-  return std::exp(trait_terms(fit, "", traits));
+  return std::exp(trait_terms(fit, traits));
 }
 
 const std::vector<measurements::TrainingTokens>& builtin_training_tokens() {

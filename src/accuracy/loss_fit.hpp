@@ -4,7 +4,7 @@
 //
 //   ln KLD = c[format] + a_size * ln(P / 8B) + a_tokens * ln(D / 15T)
 //          + a_bits * (bits on this model - bits on Llama-3-8B)
-//          + imatrix * (a_imatrix + a_imatrix_bits * (bits - 4.5))
+//          + a_imatrix * imatrix
 //
 // P: effective parameters (MoE: geometric mean of total and active); D: pre-training tokens
 // (data/measurements/training-tokens.csv); bits: the recipe's bits per weight, which row-size
@@ -66,7 +66,7 @@ LossObservations loss_observations(const std::vector<measurements::LossRow>& row
 
 struct LossFit {
   std::map<std::string, double, std::less<>> format_ln_kld;  // c[format]
-  double a_size = 0, a_tokens = 0, a_bits = 0, a_imatrix = 0, a_imatrix_bits = 0;
+  double a_size = 0, a_tokens = 0, a_bits = 0, a_imatrix = 0;
   double knee = 0;              // nats
   double default_tokens = 0;    // the training points' median, for models without a published D
   Range error{1, 1, 1};         // measured / predicted: 10th, 50th, 90th percentile, held-out families

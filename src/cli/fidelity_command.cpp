@@ -106,16 +106,15 @@ void print_summary(const std::string& name, const fidelity::LossSummary& s) {
 
 json loss_fit_json(const accuracy::LossFit& fit) {
   return {{"points", fit.points}, {"families", fit.families}, {"format_ln_kld", fit.format_ln_kld},
-          {"a_size", fit.a_size}, {"a_tokens", fit.a_tokens}, {"a_bits", fit.a_bits}, {"a_imatrix", fit.a_imatrix},
-          {"a_imatrix_bits", fit.a_imatrix_bits}, {"knee", fit.knee}, {"default_tokens", fit.default_tokens},
+          {"a_size", fit.a_size}, {"a_tokens", fit.a_tokens}, {"a_bits", fit.a_bits}, {"a_imatrix", fit.a_imatrix}, {"knee", fit.knee}, {"default_tokens", fit.default_tokens},
           {"error", {fit.error.low, fit.error.mid, fit.error.high}}};
 }
 
 void print_loss_fit(const accuracy::LossFit& fit) {
   std::cout << "\nfitted on every family (" << fit.points << " measurements, " << fit.families.size() << " families):\n"
             << "  ln KLD = c[format] + " << fixed(fit.a_size, 3) << " ln(P/8B) + " << fixed(fit.a_tokens, 3) << " ln(D/15T) + "
-            << fixed(fit.a_bits, 3) << " dbits + imatrix (" << fixed(fit.a_imatrix, 3) << " + " << fixed(fit.a_imatrix_bits, 3)
-            << " (bits - 4.5))\n  knee " << fixed(fit.knee, 4) << " nats; tokens when unpublished " << fixed(fit.default_tokens / 1e12, 1)
+            << fixed(fit.a_bits, 3) << " dbits + " << fixed(fit.a_imatrix, 3)
+            << " imatrix\n  knee " << fixed(fit.knee, 4) << " nats; tokens when unpublished " << fixed(fit.default_tokens / 1e12, 1)
             << "T; measured/predicted 10/50/90%: " << fixed(fit.error.low, 2) << " / " << fixed(fit.error.mid, 2) << " / "
             << fixed(fit.error.high, 2) << "\n  c[format] (KLD at Llama-3-8B's traits):";
   int i = 0;

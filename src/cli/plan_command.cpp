@@ -25,6 +25,7 @@ struct PlanFlags {
   std::optional<double> max_memory_gib, min_tok_s, max_ttft_ms, max_loss_points, ram_gib;
   std::string weights, kv, kv_strategy, backend, draft, draft_model;
   std::vector<std::string> measured_kl;
+  std::string imatrix;
   std::optional<std::uint32_t> window, sinks, threads, draft_len;
   std::optional<double> kv_resident;
   bool no_speculative = false, speculative = false, as_json = false;
@@ -36,6 +37,11 @@ Result<solver::Pins> pins_from(const PlanFlags& f) {
   if (!f.weights.empty()) {
     p.weights = weight_format_from_name(f.weights);
     if (!p.weights) return make_error(ErrorKind::usage, "--weights", "", "unknown weight format '" + f.weights + "'");
+  }
+  if (!f.imatrix.empty()) {
+    if (f.imatrix != "yes" && f.imatrix != "no")
+      return make_error(ErrorKind::usage, "--imatrix", "", "expected yes or no, got '" + f.imatrix + "'");
+    p.imatrix = f.imatrix == "yes";
   }
   if (!f.kv.empty()) {
     auto t = tensor_type_from_name(f.kv);
@@ -215,6 +221,8 @@ void add_plan_command(CLI::App& app, Handler& handler) {
       ->check(CLI::Range(0.0, 100.0));
   cmd->add_option("--weights", f.weights, "pin the weight format (" + weight_format_names() + ")");
   cmd->add_option("--measured-kl", f.measured_kl, models::k_measured_kl_help);
+  cmd->add_option("--imatrix", f.imatrix,
+                  "yes | no: llama.cpp weights quantized with an importance matrix or not (default: wherever the loss model says it lowers the loss)");
   cmd->add_option("--kv", f.kv, "pin the KV format (" + kv_format_names() + ")");
   cmd->add_option("--kv-strategy", f.kv_strategy, "pin the KV strategy (contiguous, paged, sliding, offload)");
   cmd->add_option("--window", f.window, "sliding window positions (implies --kv-strategy sliding)")->check(CLI::Range(1u, k_max_context));

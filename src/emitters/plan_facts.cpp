@@ -95,6 +95,10 @@ std::vector<std::string> header_lines(const PlanFacts& f, std::string_view targe
   else
     h.push_back("model file " + f.model_file + ": the weights file the plan was made from");
   if (!f.draft_file.empty()) h.push_back("draft file " + f.draft_file + ": derived from the draft's id and weights");
+  if (f.config.imatrix)
+    h.push_back("quantize " + f.model_file + " with an importance matrix (the plan's accuracy assumes one): llama-imatrix -m "
+                "MODEL-F16.gguf -f CALIBRATION.txt -o imatrix.gguf, then llama-quantize --imatrix imatrix.gguf MODEL-F16.gguf " +
+                f.model_file + " " + std::string(info(f.config.weights).llama_cpp));
   return h;
 }
 

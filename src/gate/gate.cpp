@@ -182,6 +182,7 @@ Result<Outcome> evaluate(const models::Model& model, const Budget& budget, const
   req.budgets.max_loss_points = budget.limits.max_loss_points;
   req.budgets.allowed_weights = allowed;
   req.catalog = &catalog;
+  if (engine_formats_only) req.pins.imatrix = false;  // the engine's quantizers take no importance matrix
   auto result = solver::plan(req);
   if (!result.ok()) {
     if (result.error().kind != ErrorKind::infeasible) return result.error();

@@ -49,7 +49,7 @@ Result<MeasuredLoss> from_eval_json(const std::string& path) {
     return make_error(ErrorKind::input, path, "kv", "measured with a " + kv + " KV cache: the KL mixes weight and KV loss; measure with --kv f16");
   TRILEMMA_TRY(format, format_named(j["weights"].get<std::string>()));
   TRILEMMA_TRY(kld, checked_kld(j["kl_mean"].get<double>(), path, "kl_mean"));
-  return MeasuredLoss{format, kld, path};
+  return MeasuredLoss{format, false, kld, path};  // the engine's quantizers take no importance matrix
 }
 
 }  // namespace
@@ -75,17 +75,20 @@ Result<double> kld_from_llama_perplexity(const std::string& text, const std::str
 Result<MeasuredLoss> parse_measured_kl(const std::string& spec) {
   const auto eq = spec.find('=');
   if (eq == std::string::npos) return from_eval_json(spec);
-  TRILEMMA_TRY(format, format_named(spec.substr(0, eq)));
+  std::string name = spec.substr(0, eq);
+  const bool imatrix = name.ends_with("+imatrix");
+  if (imatrix) name.resize(name.size() - std::string_view("+imatrix").size());
+  TRILEMMA_TRY(format, format_named(name));
   const std::string value = spec.substr(eq + 1);
   char* end = nullptr;
   const double v = std::strtod(value.c_str(), &end);
   if (!value.empty() && end == value.c_str() + value.size()) {
     TRILEMMA_TRY(kld, checked_kld(v, k_flag, spec));
-    return MeasuredLoss{format, kld, spec};
+    return MeasuredLoss{format, imatrix, kld, spec};
   }
   TRILEMMA_TRY(text, io::read_text_file(value));
   TRILEMMA_TRY(kld, kld_from_llama_perplexity(text, value));
-  return MeasuredLoss{format, kld, value};
+  return MeasuredLoss{format, imatrix, kld, value};
 }
 
 }  // namespace trilemma::models

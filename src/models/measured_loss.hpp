@@ -1,5 +1,5 @@
 // `--measured-kl`: a measured mean KL divergence for the planned model, in one of three forms:
-//   FORMAT=0.031          the value itself
+//   FORMAT=0.031          the value itself (FORMAT+imatrix=...: quantized with an importance matrix)
 //   FORMAT=kld.log        llama.cpp llama-perplexity --kl-divergence output ("Mean    KLD:" line)
 //   eval.json             `trilemma eval --json` output (the format and kl_mean are in it)
 #pragma once

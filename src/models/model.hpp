@@ -24,6 +24,7 @@ struct StoredTensor {
 // prediction for every format of the model by measured / predicted at the measured format.
 struct MeasuredLoss {
   WeightFormat weights = WeightFormat::q4_k_m;
+  bool imatrix = false; // quantized with an importance matrix ("q4_k_m+imatrix=...")
   double kld = 0;       // nats
   std::string source;   // the flag value or file it came from
 };

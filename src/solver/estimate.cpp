@@ -257,7 +257,9 @@ Result<Estimate> estimate(const PreparedModel& pm, const PreparedDevice& pd, con
                                             std::string(info(c.backend).name) + ", " +
                                             std::string(info(c.weights).name) + " weights)");
   }
-  e.accuracy = accuracy::estimate_accuracy(pm.loss_traits(c.weights), c, with_basis ? &e.basis : nullptr, pm.family);
+  auto traits = pm.loss_traits(c.weights);
+  traits.imatrix = c.imatrix;
+  e.accuracy = accuracy::estimate_accuracy(traits, c, with_basis ? &e.basis : nullptr, pm.family);
   return e;
 }
 

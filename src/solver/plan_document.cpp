@@ -34,6 +34,7 @@ json config_to_json(const DeploymentConfig& c) {
   if (c.kv_strategy == KvStrategy::sliding) j["window"] = c.window, j["sinks"] = c.sinks;
   if (c.kv_strategy == KvStrategy::offload) j["kv_resident_fraction"] = c.kv_resident_fraction;
   if (c.prompt_depth > 0) j["prompt_depth"] = c.prompt_depth;
+  if (c.imatrix) j["imatrix"] = true;
   return j;
 }
 
@@ -53,6 +54,10 @@ Result<DeploymentConfig> config_from_json(const json& j, const std::string& file
   const auto w = weight_format_from_name(weights);
   if (!w) return bad(file, where + ".weights", "unknown weight format '" + weights + "'");
   c.weights = *w;
+  if (j.contains("imatrix")) {
+    if (!j["imatrix"].is_boolean()) return bad(file, where + ".imatrix", "not true or false");
+    c.imatrix = j["imatrix"].get<bool>();
+  }
   TRILEMMA_TRY(kv, str("kv_type"));
   const auto k = tensor_type_from_name(kv);
   if (!k || !is_kv_format(*k)) return bad(file, where + ".kv_type", "unknown KV format '" + kv + "'");

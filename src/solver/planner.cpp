@@ -1,10 +1,13 @@
 #include "solver/planner.hpp"
 
+#include "accuracy/accuracy_model.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
 
+#include "accuracy/accuracy_model.hpp"
 #include "devices/device_db.hpp"
 
 namespace trilemma::solver {
@@ -285,6 +288,8 @@ Result<PlanResult> plan(const PlanRequest& req) {
               Candidate c;
               auto& cfg = c.config;
               cfg.weights = weights;
+              cfg.imatrix = accuracy::imatrix_required(weights) ||
+                            (pins.imatrix.value_or(accuracy::imatrix_helps(weights)) && accuracy::imatrix_applies(weights));
               cfg.kv_type = kv;
               cfg.kv_strategy = kvc.strategy;
               cfg.window = kvc.window;

@@ -27,6 +27,7 @@ struct Pins {
   std::optional<DraftKind> draft_kind;
   std::optional<std::string> draft_model;
   std::optional<std::uint32_t> draft_len;
+  std::optional<bool> imatrix;              // unset: wherever the loss model says it helps
 };
 
 struct PlanRequest {

@@ -60,7 +60,9 @@ PreparedModel PreparedModel::prepare(const models::Model& m) {
     DeploymentConfig c;
     c.weights = measured.weights;
     c.kv_type = TensorType::f16;
-    const double predicted = accuracy::estimate_accuracy(p.loss_traits(measured.weights), c, nullptr).kld.mid;
+    auto traits = p.loss_traits(measured.weights);
+    traits.imatrix = measured.imatrix;
+    const double predicted = accuracy::estimate_accuracy(traits, c, nullptr).kld.mid;
     if (predicted > 0) log_ratio += std::log(measured.kld / predicted), ++n;
   }
   if (n > 0) p.traits.calibration = std::exp(log_ratio / double(n));

@@ -55,7 +55,7 @@ std::optional<DraftKind> draft_kind_from_name(std::string_view name) {
 }
 
 std::string describe(const DeploymentConfig& c) {
-  std::string s = std::string(info(c.weights).name) + " / kv " + std::string(info(c.kv_type).name) + " " +
+  std::string s = std::string(info(c.weights).name) + (c.imatrix ? "+imatrix" : "") + " / kv " + std::string(info(c.kv_type).name) + " " +
                   std::string(info(c.kv_strategy).name);
   if (c.kv_strategy == KvStrategy::sliding)
     s += " " + std::to_string(c.window) + (c.sinks ? "+" + std::to_string(c.sinks) : "");

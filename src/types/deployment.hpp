@@ -58,6 +58,9 @@ struct SpeculativeConfig {
 
 struct DeploymentConfig {
   WeightFormat weights = WeightFormat::q4_k_m;
+  // The llama.cpp weights are quantized with an importance matrix (llama-imatrix, then
+  // llama-quantize --imatrix): same bytes and speed, less loss (docs/estimates.md).
+  bool imatrix = false;
   TensorType kv_type = TensorType::f16;
   KvStrategy kv_strategy = KvStrategy::contiguous;
   std::uint32_t window = 0;           // sliding: positions kept

@@ -539,7 +539,7 @@ TEST_CASE("cli completion: bash, zsh and fish scripts from the command tree comp
 TEST_CASE("cli plan/gate --measured-kl: a measured KLD calibrates the accuracy prior (issue 13)", "[cli]") {
   TempDir dir("measured-kl");
   const auto plan_json = [](const std::string& extra) {
-    const Run r = run("plan -m llama-3.2-1b -d apple-m2 -s latency --weights q4_k_m --kv f16 --json " + extra);
+    const Run r = run("plan -m llama-3.2-1b -d apple-m2 -s latency --weights q4_k_m --imatrix no --kv f16 --json " + extra);
     REQUIRE(r.code == 0);
     return nlohmann::json::parse(r.out);
   };
@@ -550,6 +550,10 @@ TEST_CASE("cli plan/gate --measured-kl: a measured KLD calibrates the accuracy p
   const auto calibrated = plan_json("--measured-kl q4_k_m=" + std::to_string(2 * predicted));
   CHECK(calibrated["chosen"]["accuracy"]["kld"]["mid"].get<double>() == Approx(2 * predicted).epsilon(1e-3));
   CHECK(calibrated.dump().find("calibrated x2") != std::string::npos);
+  CHECK(calibrated["chosen"]["config"].value("imatrix", false) == false);
+  // Measured with an importance matrix: the plan without one is predicted to lose more.
+  const auto imatrix = plan_json("--measured-kl q4_k_m+imatrix=" + std::to_string(2 * predicted));
+  CHECK(imatrix["chosen"]["accuracy"]["kld"]["mid"].get<double>() > 2 * predicted);
 
   // llama-perplexity output and `trilemma eval --json` output are read too.
   {
