@@ -238,7 +238,8 @@ LossObservations loss_observations(const std::vector<measurements::LossRow>& row
     o.traits.effective_params = r.active_params_b ? std::sqrt(total * *r.active_params_b * 1e9) : total;
     if (const auto t = measurements::training_tokens_of(tokens, r.family, *r.params_b))
       o.traits.training_tokens = t->tokens, o.traits.tokens_imputed = t->imputed;
-    if (r.bpw) o.traits.bits_delta = *r.bpw - *reference_bits(r.format);
+    // Published file sizes (bpw) are not used: they mix in the embedding and classifier, whose
+    // share varies with the vocabulary; the fallback term is the blocks' bits (prepared.cpp).
     o.traits.imatrix = r.imatrix.value_or(false);
     out.points.push_back(std::move(o));
   }

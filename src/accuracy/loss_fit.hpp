@@ -7,11 +7,11 @@
 //          + a_imatrix * imatrix
 //
 // P: effective parameters (MoE: geometric mean of total and active); D: pre-training tokens
-// (data/measurements/training-tokens.csv); bits: the recipe's bits per weight, which row-size
-// fallbacks raise on small models; a_bits is not a free coefficient but the slope of c[format]
-// against the formats' bits (a bit gained from a fallback is worth a bit gained between formats:
-// the few rows with a published file size cannot pin it). A perplexity increase is predicted from the KLD:
-// ln(PPL_q / PPL) = KLD^2 / (KLD + knee), with the knee fitted too (small losses move perplexity
+// (data/measurements/training-tokens.csv); bits: the recipe's bits per weight in the transformer
+// blocks, which row-size fallbacks raise on narrow models. a_bits is not a free coefficient but
+// the slope of c[format] against the formats' bits on Llama-3-8B (a bit gained from a fallback is
+// worth a bit gained between formats; the dataset publishes no block bits to fit it on).
+// A perplexity increase is predicted from the KLD: ln(PPL_q / PPL) = KLD^2 / (KLD + knee), with the knee fitted too (small losses move perplexity
 // less than their KLD; at Q2_K the two agree). The low-high range is the 10th-90th percentile of
 // the leave-one-family-out errors, so about 80% of held-out measurements fall inside it.
 // docs/estimates.md explains the choices, docs/fidelity.md gives the cross-validated errors.
@@ -35,7 +35,7 @@ struct LossTraits {
   double effective_params = 0;            // dense: all; MoE: sqrt(total x active)
   std::optional<double> training_tokens;  // nullopt: unknown family (the fit's median is used)
   bool tokens_imputed = false;            // from the release date: the publisher never said
-  double bits_delta = 0;                  // recipe bits/weight on this model minus on Llama-3-8B
+  double bits_delta = 0;                  // recipe bits/weight of the blocks, this model minus Llama-3-8B
   bool imatrix = false;                   // quantized with an importance matrix
   // measured / predicted KLD at a format a user measured (--measured-kl): scales every weight
   // format's prediction for this model; nullopt: the prior alone.

@@ -75,11 +75,13 @@ std::vector<PlannedTensor> plan_tensors(const ModelShape& s, WeightFormat format
 
 WeightBytes weight_bytes(const ModelShape& s, WeightFormat format) {
   WeightBytes w;
-  double params = 0;
+  double params = 0, block_bytes = 0, block_params = 0;
   for (const auto& t : plan_tensors(s, format)) {
     const double bytes = static_cast<double>(t.bytes());
     w.total += bytes;
     params += static_cast<double>(t.elems());
+    if (t.role >= TensorRole::attn_q && t.role <= TensorRole::ffn_down)
+      block_bytes += bytes, block_params += static_cast<double>(t.elems());
     if (t.role == TensorRole::embedding) {
       w.per_token += bytes / s.vocab;  // one row looked up
       if (s.tied_embeddings) w.per_token += bytes;  // and read whole as the classifier
@@ -94,6 +96,7 @@ WeightBytes weight_bytes(const ModelShape& s, WeightFormat format) {
     w.per_token += bytes;
   }
   w.bits_per_weight = params > 0 ? 8.0 * w.total / params : 0;
+  w.block_bits_per_weight = block_params > 0 ? 8.0 * block_bytes / block_params : 0;
   return w;
 }
 

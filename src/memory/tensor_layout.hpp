@@ -34,6 +34,9 @@ struct WeightBytes {
   double total = 0;             // all tensors
   double per_token = 0;         // what one decoded token reads: active experts, one embedding row
   double bits_per_weight = 0;   // total bits / parameters
+  // Bits per weight of the transformer blocks' matrices alone (attention and FFN): where
+  // row-size fallbacks land, without the embedding's share (large on small models).
+  double block_bits_per_weight = 0;
 };
 WeightBytes weight_bytes(const ModelShape& shape, WeightFormat format);
 

@@ -11,8 +11,10 @@ namespace trilemma::solver {
 namespace {
 constexpr double k_gib = 1073741824.0;
 
-// Bits per weight of each format's recipe on Llama-3-8B, the model the loss constants are
-// quoted for, computed by the same tensor walk as the planned model's (0: not in the catalog).
+// Bits per weight of each format's recipe in Llama-3-8B's transformer blocks, the model the loss
+// constants are quoted for, computed by the same tensor walk as the planned model's (0: not in
+// the catalog). Blocks only: the embedding's share of a small model's bytes says nothing about
+// how finely its matrices are quantized.
 const std::array<double, k_weight_formats>& llama3_8b_bits() {
   static const std::array<double, k_weight_formats> bits = [] {
     std::array<double, k_weight_formats> b{};
@@ -21,7 +23,7 @@ const std::array<double, k_weight_formats>& llama3_8b_bits() {
     for (const auto& m : *models)
       if (m.id == "llama-3-8b")
         for (const auto& row : weight_formats())
-          b[static_cast<std::size_t>(row.format)] = memory::weight_bytes(m.shape, row.format).bits_per_weight;
+          b[static_cast<std::size_t>(row.format)] = memory::weight_bytes(m.shape, row.format).block_bits_per_weight;
     return b;
   }();
   return bits;
@@ -72,7 +74,9 @@ PreparedModel PreparedModel::prepare(const models::Model& m) {
 accuracy::LossTraits PreparedModel::loss_traits(WeightFormat f) const {
   accuracy::LossTraits t = traits;
   const double reference = llama3_8b_bits()[static_cast<std::size_t>(f)];
-  if (reference > 0 && !info(f).llama_cpp.empty()) t.bits_delta = bytes(f).bits_per_weight - reference;
+  // The planned recipe's block bits (a GGUF file's stored bytes carry no per-role split).
+  const double bits = weights[static_cast<std::size_t>(f)].block_bits_per_weight;
+  if (reference > 0 && bits > 0 && !info(f).llama_cpp.empty()) t.bits_delta = bits - reference;
   return t;
 }
 

@@ -105,3 +105,18 @@ TEST_CASE("memory::plan_tensors: rows that do not fill a block fall back", "[mem
     }
   CHECK(fell_back == 6);
 }
+
+TEST_CASE("memory::weight_bytes: block bits leave the embedding out and count row-size fallbacks", "[memory]") {
+  // Llama-3-8B Q8_0: every block matrix is q8_0, 34 bytes per 32 weights.
+  CHECK(memory::weight_bytes(llama3_8b(), WeightFormat::q8_0).block_bits_per_weight == Approx(8.5));
+  // A 896-wide model (Qwen2.5-0.5B's rows): no row is a multiple of 256, so the k-quant recipe
+  // falls back to 32-element types in every block matrix, and the blocks carry more bits than
+  // Llama-3-8B's Q4_K_M blocks.
+  ModelShape narrow = llama3_8b();
+  narrow.hidden = 896, narrow.heads = 14, narrow.kv_heads = 2, narrow.head_dim = 64, narrow.ffn = 4864, narrow.layers = 24;
+  const auto wide = memory::weight_bytes(llama3_8b(), WeightFormat::q4_k_m);
+  const auto small = memory::weight_bytes(narrow, WeightFormat::q4_k_m);
+  CHECK(small.block_bits_per_weight > wide.block_bits_per_weight + 0.5);
+  // The whole file's bits include the 128k-row embedding, a third of this small model.
+  CHECK(small.bits_per_weight != Approx(small.block_bits_per_weight));
+}
