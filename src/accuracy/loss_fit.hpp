@@ -8,7 +8,7 @@
 //
 // P: effective parameters (MoE: geometric mean of total and active); D: pre-training tokens
 // (data/measurements/training-tokens.csv); bits: the recipe's bits per weight in the transformer
-// blocks, which row-size fallbacks raise on narrow models. a_bits is not a free coefficient but
+// blocks, which row-size fallbacks raise on narrow models (memory::loss_weighted_block_bits). a_bits is not a free coefficient but
 // the slope of c[format] against the formats' bits on Llama-3-8B (a bit gained from a fallback is
 // worth a bit gained between formats; the dataset publishes no block bits to fit it on).
 // A perplexity increase is predicted from the KLD: ln(PPL_q / PPL) = KLD^2 / (KLD + knee), with the knee fitted too (small losses move perplexity

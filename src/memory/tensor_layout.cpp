@@ -1,5 +1,7 @@
 #include "memory/tensor_layout.hpp"
 
+#include <cmath>
+
 namespace trilemma::memory {
 namespace {
 
@@ -75,13 +77,11 @@ std::vector<PlannedTensor> plan_tensors(const ModelShape& s, WeightFormat format
 
 WeightBytes weight_bytes(const ModelShape& s, WeightFormat format) {
   WeightBytes w;
-  double params = 0, block_bytes = 0, block_params = 0;
+  double params = 0;
   for (const auto& t : plan_tensors(s, format)) {
     const double bytes = static_cast<double>(t.bytes());
     w.total += bytes;
     params += static_cast<double>(t.elems());
-    if (t.role >= TensorRole::attn_q && t.role <= TensorRole::ffn_down)
-      block_bytes += bytes, block_params += static_cast<double>(t.elems());
     if (t.role == TensorRole::embedding) {
       w.per_token += bytes / s.vocab;  // one row looked up
       if (s.tied_embeddings) w.per_token += bytes;  // and read whole as the classifier
@@ -96,8 +96,18 @@ WeightBytes weight_bytes(const ModelShape& s, WeightFormat format) {
     w.per_token += bytes;
   }
   w.bits_per_weight = params > 0 ? 8.0 * w.total / params : 0;
-  w.block_bits_per_weight = block_params > 0 ? 8.0 * block_bytes / block_params : 0;
   return w;
+}
+
+double loss_weighted_block_bits(const ModelShape& s, WeightFormat format, double slope) {
+  double sum = 0, weights = 0, plain = 0;
+  for (const auto& t : plan_tensors(s, format)) {
+    if (t.role < TensorRole::attn_q || t.role > TensorRole::ffn_down) continue;
+    const double elems = static_cast<double>(t.elems()), bits = 8.0 * static_cast<double>(t.bytes()) / elems;
+    sum += elems * std::exp(slope * bits), plain += elems * bits, weights += elems;
+  }
+  if (weights == 0) return 0;
+  return slope == 0 ? plain / weights : std::log(sum / weights) / slope;
 }
 
 }  // namespace trilemma::memory

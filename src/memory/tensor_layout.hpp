@@ -34,10 +34,15 @@ struct WeightBytes {
   double total = 0;             // all tensors
   double per_token = 0;         // what one decoded token reads: active experts, one embedding row
   double bits_per_weight = 0;   // total bits / parameters
-  // Bits per weight of the transformer blocks' matrices alone (attention and FFN): where
-  // row-size fallbacks land, without the embedding's share (large on small models).
-  double block_bits_per_weight = 0;
 };
 WeightBytes weight_bytes(const ModelShape& shape, WeightFormat format);
+
+// The transformer blocks' matrices (attention and FFN: where row-size fallbacks land, without
+// the embedding's share, which is large on small models) summarized as the bits b with
+// exp(slope * b) = the weight-averaged exp(slope * bits of each matrix). With slope < 0 (loss
+// falls with bits) the low-bit matrices dominate, as they dominate the loss: a recipe with a
+// third of its weights in f16 and the rest in q4_0 loses about what q4_0 loses, not what
+// "8.6 bits" would. slope 0 gives the plain average.
+double loss_weighted_block_bits(const ModelShape& shape, WeightFormat format, double slope);
 
 }  // namespace trilemma::memory

@@ -11,20 +11,28 @@ namespace trilemma::solver {
 namespace {
 constexpr double k_gib = 1073741824.0;
 
-// Bits per weight of each format's recipe in Llama-3-8B's transformer blocks, the model the loss
-// constants are quoted for, computed by the same tensor walk as the planned model's (0: not in
-// the catalog). Blocks only: the embedding's share of a small model's bytes says nothing about
-// how finely its matrices are quantized.
+// The loss model's bits slope (0 when its data do not load: plain averages).
+double bits_slope() {
+  const auto* fit = accuracy::builtin_loss_fit();
+  return fit ? fit->a_bits : 0.0;
+}
+
+std::array<double, k_weight_formats> loss_bits_of(const ModelShape& shape) {
+  std::array<double, k_weight_formats> b{};
+  for (const auto& row : weight_formats())
+    b[static_cast<std::size_t>(row.format)] = memory::loss_weighted_block_bits(shape, row.format, bits_slope());
+  return b;
+}
+
+// The same for Llama-3-8B, the model the loss constants are quoted for, by the same tensor walk
+// (0: not in the catalog).
 const std::array<double, k_weight_formats>& llama3_8b_bits() {
   static const std::array<double, k_weight_formats> bits = [] {
-    std::array<double, k_weight_formats> b{};
     auto models = models::builtin_models();
-    if (!models.ok()) return b;
-    for (const auto& m : *models)
-      if (m.id == "llama-3-8b")
-        for (const auto& row : weight_formats())
-          b[static_cast<std::size_t>(row.format)] = memory::weight_bytes(m.shape, row.format).block_bits_per_weight;
-    return b;
+    if (models.ok())
+      for (const auto& m : *models)
+        if (m.id == "llama-3-8b") return loss_bits_of(m.shape);
+    return std::array<double, k_weight_formats>{};
   }();
   return bits;
 }
@@ -51,6 +59,7 @@ PreparedModel PreparedModel::prepare(const models::Model& m) {
   }
   p.active_params = count_parameters(m.shape).active_per_token;
   p.traits.effective_params = accuracy::effective_params(m.shape);
+  p.loss_bits = loss_bits_of(m.shape);
   p.family = m.family;
   const double total = m.published_total.value_or(count_parameters(m.shape).total());
   if (const auto t = measurements::training_tokens_of(accuracy::builtin_training_tokens(), m.family, total / 1e9))
@@ -75,7 +84,7 @@ accuracy::LossTraits PreparedModel::loss_traits(WeightFormat f) const {
   accuracy::LossTraits t = traits;
   const double reference = llama3_8b_bits()[static_cast<std::size_t>(f)];
   // The planned recipe's block bits (a GGUF file's stored bytes carry no per-role split).
-  const double bits = weights[static_cast<std::size_t>(f)].block_bits_per_weight;
+  const double bits = loss_bits[static_cast<std::size_t>(f)];
   if (reference > 0 && bits > 0 && !info(f).llama_cpp.empty()) t.bits_delta = bits - reference;
   return t;
 }

@@ -24,6 +24,7 @@ struct PreparedModel {
   std::optional<memory::WeightBytes> stored;                   // GGUF: the file's real bytes
   double active_params = 0;
   accuracy::LossTraits traits;  // the accuracy model's inputs; bits_delta per format below
+  std::array<double, k_weight_formats> loss_bits{};  // memory::loss_weighted_block_bits per format
   std::string family;           // model family for the accuracy basis; empty when unknown
   static PreparedModel prepare(const models::Model& model);
   const memory::WeightBytes& bytes(WeightFormat format) const;

@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 #include "memory/memory_model.hpp"
 #include "memory/tensor_layout.hpp"
 
@@ -106,17 +108,29 @@ TEST_CASE("memory::plan_tensors: rows that do not fill a block fall back", "[mem
   CHECK(fell_back == 6);
 }
 
-TEST_CASE("memory::weight_bytes: block bits leave the embedding out and count row-size fallbacks", "[memory]") {
-  // Llama-3-8B Q8_0: every block matrix is q8_0, 34 bytes per 32 weights.
-  CHECK(memory::weight_bytes(llama3_8b(), WeightFormat::q8_0).block_bits_per_weight == Approx(8.5));
+TEST_CASE("memory::loss_weighted_block_bits: the embedding left out, fallbacks counted, low bits dominant", "[memory]") {
+  // Llama-3-8B Q8_0: every block matrix is q8_0, 34 bytes per 32 weights, whatever the slope.
+  CHECK(memory::loss_weighted_block_bits(llama3_8b(), WeightFormat::q8_0, 0) == Approx(8.5));
+  CHECK(memory::loss_weighted_block_bits(llama3_8b(), WeightFormat::q8_0, -1) == Approx(8.5));
   // A 896-wide model (Qwen2.5-0.5B's rows): no row is a multiple of 256, so the k-quant recipe
   // falls back to 32-element types in every block matrix, and the blocks carry more bits than
   // Llama-3-8B's Q4_K_M blocks.
   ModelShape narrow = llama3_8b();
   narrow.hidden = 896, narrow.heads = 14, narrow.kv_heads = 2, narrow.head_dim = 64, narrow.ffn = 4864, narrow.layers = 24;
-  const auto wide = memory::weight_bytes(llama3_8b(), WeightFormat::q4_k_m);
-  const auto small = memory::weight_bytes(narrow, WeightFormat::q4_k_m);
-  CHECK(small.block_bits_per_weight > wide.block_bits_per_weight + 0.5);
-  // The whole file's bits include the 128k-row embedding, a third of this small model.
-  CHECK(small.bits_per_weight != Approx(small.block_bits_per_weight));
+  const double wide = memory::loss_weighted_block_bits(llama3_8b(), WeightFormat::q4_k_m, 0);
+  const double small = memory::loss_weighted_block_bits(narrow, WeightFormat::q4_k_m, 0);
+  CHECK(small > wide + 0.5);
+  // A negative slope weighs the low-bit matrices more: below the plain average of a mixed recipe.
+  const double weighted = memory::loss_weighted_block_bits(llama3_8b(), WeightFormat::q4_k_m, -1.1);
+  CHECK(weighted < wide);
+  // Hand computed: one layer, 64 wide, FFN 172. At Q4_0 the attention (4 x 4096 weights) and
+  // gate/up (2 x 11008) are q4_0 (4.5 bits); ffn_down's 172-long rows fit no 32-block and fall
+  // back to f16 (11008 weights at 16 bits).
+  ModelShape mixed;
+  mixed.layers = 1, mixed.hidden = 64, mixed.heads = 1, mixed.kv_heads = 1, mixed.head_dim = 64, mixed.ffn = 172;
+  mixed.vocab = 32, mixed.context = 16;
+  const double low = 38400, high = 11008;
+  CHECK(memory::loss_weighted_block_bits(mixed, WeightFormat::q4_0, 0) == Approx((low * 4.5 + high * 16) / (low + high)));
+  CHECK(memory::loss_weighted_block_bits(mixed, WeightFormat::q4_0, -1) ==
+        Approx(-std::log((low * std::exp(-4.5) + high * std::exp(-16.0)) / (low + high))));
 }
