@@ -15,13 +15,13 @@ struct ReferenceBits {
   std::string_view format;
   double gib;
 };
-constexpr std::array<ReferenceBits, 27> k_reference_bits = {{
+constexpr auto k_reference_bits = std::to_array<ReferenceBits>({
     {"q8_0", 7.96},   {"q6_k", 6.14},   {"q5_k_m", 5.33}, {"q5_k_s", 5.21},  {"q5_1", 5.65},   {"q5_0", 5.21},
     {"q4_k_m", 4.58}, {"q4_k_s", 4.37}, {"iq4_nl", 4.35}, {"iq4_xs", 4.14},  {"q4_1", 4.78},   {"q4_0", 4.34},
     {"q3_k_l", 4.03}, {"q3_k_m", 3.74}, {"iq3_m", 3.53},  {"iq3_s", 3.42},   {"iq3_xs", 3.28}, {"iq3_xxs", 3.05},
     {"q3_k_s", 3.41}, {"iq2_m", 2.74},  {"q2_k", 2.96},   {"q2_k_s", 2.96},  {"iq2_s", 2.56},  {"iq2_xs", 2.43},
     {"iq2_xxs", 2.24}, {"iq1_m", 2.01}, {"iq1_s", 1.88},
-}};
+});
 constexpr double k_llama3_8b_params = 8.03e9;
 
 constexpr double k_reference_params = 8e9;

@@ -11,6 +11,7 @@
 #include "models/model.hpp"
 #include "roofline/efficiency.hpp"
 #include "types/backend.hpp"
+#include "types/deployment.hpp"
 #include "types/result.hpp"
 
 namespace trilemma::solver {
@@ -52,7 +53,7 @@ struct PreparedDevice {
  private:
   std::array<std::array<std::optional<roofline::Efficiency>, k_weight_formats>, k_backends> m_efficiency;
   // [backend][KV format in kv_formats() order][phase]
-  std::array<std::array<std::array<Range, 2>, 4>, k_backends> m_attention{};
+  std::array<std::array<std::array<Range, 2>, k_kv_format_count>, k_backends> m_attention{};  // [backend][kv][phase]
 };
 
 }  // namespace trilemma::solver

@@ -16,7 +16,8 @@ static_assert(static_cast<int>(k_strategies[3].strategy) == 3);
 constexpr std::array k_kv_formats = {TensorType::f32, TensorType::f16, TensorType::q8_0, TensorType::q4_0};
 static_assert(k_kv_formats.size() == k_kv_format_count);
 
-constexpr std::array<std::string_view, 4> k_draft_names = {"none", "model", "self", "layers"};
+constexpr auto k_draft_names = std::to_array<std::string_view>({"none", "model", "self", "layers"});
+static_assert(k_draft_names.size() == static_cast<std::size_t>(DraftKind::layers) + 1, "one name per DraftKind");
 
 }  // namespace
 
