@@ -59,9 +59,12 @@ constexpr LossFigure k_kv_q4_0{"q4_0", 1.1e9, {0.03, 0.06, 0.10}, {8, 13.6, 20},
 // Llama-2-70B (Q4_K_M +1.2%) from the 8B table within its spread; 0.15-0.45 bounds it.
 constexpr Range k_alpha{0.15, 0.30, 0.45};
 
-// Perplexity % -> benchmark points: Llama-3.1-8B w4a16 keeps 98.9% of OpenLLM v1 at ~+3% PPL;
-// Qwen2-7B 4-bit loses 2.7 MMLU points. 0.3-1.0 point per % spans both.
+// Perplexity % -> benchmark points when the built-in data hold no pairs to fit (loss_fit.hpp's
+// PointsMap, normally used): Llama-3.1-8B w4a16 keeps 98.9% of OpenLLM v1 at ~+3% PPL; Qwen2-7B
+// 4-bit loses 2.7 MMLU points. 0.3-1.0 point per % spans both.
 constexpr Range k_points_per_ppl_pct{0.3, 0.6, 1.0};
+constexpr std::string_view k_points_source =
+    "0.3-1.0 per % of perplexity (Llama-3.1-8B w4a16 98.9% of OpenLLM v1; Qwen2-7B 4-bit -2.7 MMLU)";
 constexpr double k_points_cap = 60;  // a collapsed model scores near chance on 4-choice MMLU
 
 double scale(double reference_params, double params, double alpha) {
@@ -249,8 +252,14 @@ AccuracyEstimate estimate_accuracy(const LossTraits& traits, const DeploymentCon
     }
   }
   const auto points = [](double ppl, double k) { return std::min(ppl * k, k_points_cap); };
-  a.points = {points(a.ppl_delta_pct.low, k_points_per_ppl_pct.low), points(a.ppl_delta_pct.mid, k_points_per_ppl_pct.mid),
-              points(a.ppl_delta_pct.high, k_points_per_ppl_pct.high)};
+  const PointsMap* map = builtin_points_map();
+  const Range k = map ? map->per_ppl_pct : k_points_per_ppl_pct;
+  a.points = {points(a.ppl_delta_pct.low, k.low), points(a.ppl_delta_pct.mid, k.mid), points(a.ppl_delta_pct.high, k.high)};
+  if (basis)
+    basis->push_back(map ? "points: " + short_number(k.mid, 2) + " (" + short_number(k.low, 2) + "-" + short_number(k.high, 2) +
+                               ") per % of perplexity, fitted to " + std::to_string(map->pairs) +
+                               " published pairs of perplexity and MMLU on one quantized model"
+                         : "points: " + std::string(k_points_source));
   return a;
 }
 

@@ -36,6 +36,9 @@ constexpr double k_min_kld = 1e-4;
 constexpr double k_knee_min = 1e-4, k_knee_max = 0.03;
 constexpr int k_knee_steps = 40;
 constexpr double k_ridge = 1e-3;
+// "Points" are MMLU points throughout (the cap at chance, the profiles' budgets); easier
+// benchmarks (commonsense QA averages) lose a third of that at the same perplexity increase.
+constexpr std::string_view k_points_benchmark = "mmlu";
 constexpr double k_family_weight_power = 0.5;  // keeps formats seen once from running away; small beside the data
 
 double quantile(std::vector<double> v, double q) {
@@ -286,6 +289,47 @@ std::optional<double> predict_kld(const LossFit& fit, std::string_view format, c
 
 double trait_factor(const LossFit& fit, const LossTraits& traits) {
   return std::exp(trait_terms(fit, traits));
+}
+
+PointsMap fit_points_map(const std::vector<measurements::LossRow>& rows) {
+  auto key = [](const measurements::LossRow& r) {
+    std::string m = r.model;
+    for (auto& c : m) c = c == ' ' ? '-' : char(std::tolower(static_cast<unsigned char>(c)));
+    return m + "|" + r.format + "|" + r.source_url;
+  };
+  std::map<std::string, const measurements::LossRow*> ppl, score;
+  for (const auto& r : rows) {
+    if (!r.kv_k.empty() || !r.kv_v.empty() || !r.baseline_value) continue;
+    if (r.metric == "ppl") ppl[key(r)] = &r;
+    else if (r.metric == k_points_benchmark) score[key(r)] = &r;
+  }
+  double sxy = 0, sxx = 0;
+  std::vector<double> slopes;
+  for (const auto& [k, p] : ppl) {
+    const auto s = score.find(k);
+    if (s == score.end() || !(*p->baseline_value > 0)) continue;
+    const double pct = (p->value / *p->baseline_value - 1) * 100;
+    if (pct < 1 || pct > 50) continue;
+    const double drop = *s->second->baseline_value - s->second->value;
+    sxy += pct * drop, sxx += pct * pct;
+    slopes.push_back(drop / pct);
+  }
+  PointsMap m;
+  m.pairs = slopes.size();
+  if (slopes.empty()) return m;
+  m.per_ppl_pct = {std::max(0.0, quantile(slopes, 0.1)), sxy / sxx, quantile(slopes, 0.9)};
+  return m;
+}
+
+const PointsMap* builtin_points_map() {
+  static const std::optional<PointsMap> map = []() -> std::optional<PointsMap> {
+    auto rows = measurements::load_loss_rows();
+    if (!rows.ok()) return std::nullopt;
+    auto m = fit_points_map(*rows);
+    if (m.pairs == 0) return std::nullopt;
+    return m;
+  }();
+  return map ? &*map : nullptr;
 }
 
 const std::vector<measurements::TrainingTokens>& builtin_training_tokens() {

@@ -77,6 +77,19 @@ struct LossFit {
   std::vector<std::string> families;
 };
 
+// Benchmark points lost per % of perplexity increase, from the published rows that measure both
+// on one quantized model (same model, format and source: perplexity and MMLU with its
+// baseline): mid = least squares through the origin over increases of 1-50%
+// (beyond, scores saturate toward chance), low/high = 10th/90th percentile of the pairs' slopes.
+struct PointsMap {
+  Range per_ppl_pct{0, 0, 0};
+  std::size_t pairs = 0;
+};
+PointsMap fit_points_map(const std::vector<measurements::LossRow>& rows);
+
+// The points map of the built-in data; nullptr when it has no pairs.
+const PointsMap* builtin_points_map();
+
 // Fits on every observation but those of `hold_out` (a family). `with_ranges` computes `error`
 // by leaving each remaining family out in turn (a fit per family).
 LossFit fit_loss(const std::vector<LossObservation>& observations, std::string_view hold_out = {},

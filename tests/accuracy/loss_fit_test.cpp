@@ -151,3 +151,28 @@ TEST_CASE("measurements: training tokens are looked up by family and size, or im
   REQUIRE_FALSE(overlap.ok());
   CHECK(overlap.error().message.find("overlaps") != std::string::npos);
 }
+
+TEST_CASE("accuracy: points per % of perplexity from published perplexity and MMLU pairs", "[accuracy]") {
+  auto row = [](const std::string& format, const std::string& metric, double value, double baseline) {
+    measurements::LossRow r;
+    r.model = "M 8B", r.format = format, r.metric = metric, r.value = value, r.baseline_value = baseline;
+    r.source_url = "https://example.org/paper";
+    return r;
+  };
+  // Pairs: +10% PPL -> 2 points, +20% -> 6 points; +100% is beyond the linear range; a lone
+  // perplexity row and a CSQA row pair with nothing.
+  const std::vector<measurements::LossRow> rows = {
+      row("a", "ppl", 11, 10), row("a", "mmlu", 68, 70), row("b", "ppl", 12, 10), row("b", "mmlu", 64, 70),
+      row("c", "ppl", 20, 10), row("c", "mmlu", 40, 70), row("d", "ppl", 11, 10), row("e", "csqa_avg5", 60, 61),
+  };
+  const auto m = accuracy::fit_points_map(rows);
+  REQUIRE(m.pairs == 2);
+  // Least squares through the origin: (10 x 2 + 20 x 6) / (10^2 + 20^2) = 0.28.
+  CHECK(m.per_ppl_pct.mid == Approx(0.28));
+  CHECK(m.per_ppl_pct.low == Approx(0.2));   // slopes 0.2 and 0.3
+  CHECK(m.per_ppl_pct.high == Approx(0.3));
+  const auto* builtin = accuracy::builtin_points_map();
+  REQUIRE(builtin);
+  CHECK(builtin->pairs >= 10);
+  CHECK(builtin->per_ppl_pct.mid > 0);
+}

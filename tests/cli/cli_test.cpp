@@ -539,7 +539,7 @@ TEST_CASE("cli completion: bash, zsh and fish scripts from the command tree comp
 TEST_CASE("cli plan/gate --measured-kl: a measured KLD calibrates the accuracy prior (issue 13)", "[cli]") {
   TempDir dir("measured-kl");
   const auto plan_json = [](const std::string& extra) {
-    const Run r = run("plan -m llama-3.2-1b -d apple-m2 -s latency --weights q4_k_m --imatrix no --kv f16 --json " + extra);
+    const Run r = run("plan -m llama-3.2-1b -d apple-m2 -s latency --weights q4_k_m --imatrix no --kv f16 --kv-strategy contiguous --json " + extra);
     REQUIRE(r.code == 0);
     return nlohmann::json::parse(r.out);
   };
