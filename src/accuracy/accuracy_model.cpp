@@ -110,7 +110,7 @@ AccuracyEstimate format_loss(double params, WeightFormat weights, TensorType kv_
 
 namespace {
 
-// The issue's example of "outside the data": the smallest measured model is 0.5B; below 100M
+// "Outside the data" (issue 13): the smallest fitted model is 1.2B (Llama-3.2-1B); below 100M
 // parameters the fit's size term is extrapolated a decade or more.
 constexpr double k_smallest_fitted_params = 1e8;
 

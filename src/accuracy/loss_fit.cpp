@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cmath>
-#include <mutex>
 #include <set>
 
 namespace trilemma::accuracy {
