@@ -321,17 +321,6 @@ PointsMap fit_points_map(const std::vector<measurements::LossRow>& rows) {
   return m;
 }
 
-const PointsMap* builtin_points_map() {
-  static const std::optional<PointsMap> map = []() -> std::optional<PointsMap> {
-    auto rows = measurements::load_loss_rows();
-    if (!rows.ok()) return std::nullopt;
-    auto m = fit_points_map(*rows);
-    if (m.pairs == 0) return std::nullopt;
-    return m;
-  }();
-  return map ? &*map : nullptr;
-}
-
 const std::vector<measurements::TrainingTokens>& builtin_training_tokens() {
   static const std::vector<measurements::TrainingTokens> table = [] {
     auto t = measurements::load_training_tokens();
@@ -340,26 +329,41 @@ const std::vector<measurements::TrainingTokens>& builtin_training_tokens() {
   return table;
 }
 
-const LossFit* builtin_loss_fit(std::string* error) {
-  struct Built {
-    std::optional<LossFit> fit;
-    std::string error;
-    std::vector<measurements::LossRow> rows;
-  };
-  static const Built built = [] {
-    Built b;
+namespace {
+
+// Both fits of the built-in data, from one read of loss.csv.
+struct BuiltinFits {
+  std::optional<LossFit> fit;
+  std::optional<PointsMap> points;
+  std::string error;
+};
+
+const BuiltinFits& builtin_fits() {
+  static const BuiltinFits built = [] {
+    BuiltinFits b;
     auto rows = measurements::load_loss_rows();
     if (!rows.ok()) {
       b.error = rows.error().message;
       return b;
     }
-    b.rows = std::move(*rows);
-    const auto obs = loss_observations(b.rows, builtin_training_tokens());
-    b.fit = fit_loss(obs.points);
+    b.fit = fit_loss(loss_observations(*rows, builtin_training_tokens()).points);
+    if (auto m = fit_points_map(*rows); m.pairs > 0) b.points = m;
     return b;
   }();
+  return built;
+}
+
+}  // namespace
+
+const LossFit* builtin_loss_fit(std::string* error) {
+  const auto& built = builtin_fits();
   if (!built.fit && error) *error = built.error;
   return built.fit ? &*built.fit : nullptr;
+}
+
+const PointsMap* builtin_points_map() {
+  const auto& built = builtin_fits();
+  return built.points ? &*built.points : nullptr;
 }
 
 }  // namespace trilemma::accuracy

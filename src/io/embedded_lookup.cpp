@@ -1,9 +1,17 @@
 #include <algorithm>
 #include <string>
 
+#include "io/atomic_write.hpp"
 #include "io/embedded_data.hpp"
 
 namespace trilemma::io {
+
+Result<std::string> read_file_or_embedded(const std::string& path, std::string_view builtin) {
+  if (!path.empty()) return read_text_file(path);
+  for (const auto& f : embedded_files())
+    if (f.path == builtin) return std::string(f.content);
+  return make_error(ErrorKind::internal, std::string(builtin), "", "not compiled in");
+}
 
 std::vector<EmbeddedFile> embedded_yaml_in(std::string_view folder) {
   std::vector<EmbeddedFile> out;

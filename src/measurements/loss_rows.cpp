@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <set>
 
-#include "io/atomic_write.hpp"
 #include "io/csv.hpp"
 #include "io/embedded_data.hpp"
 
@@ -59,13 +58,8 @@ Result<std::vector<LossRow>> parse_loss_csv(const std::string& text, const std::
 }
 
 Result<std::vector<LossRow>> load_loss_rows(const std::string& path) {
-  if (!path.empty()) {
-    TRILEMMA_TRY(text, io::read_text_file(path));
-    return parse_loss_csv(text, path);
-  }
-  for (const auto& f : io::embedded_files())
-    if (f.path == k_builtin) return parse_loss_csv(std::string(f.content), k_builtin);
-  return make_error(ErrorKind::internal, k_builtin, "", "not compiled in");
+  TRILEMMA_TRY(text, io::read_file_or_embedded(path, k_builtin));
+  return parse_loss_csv(text, path.empty() ? k_builtin : path);
 }
 
 }  // namespace trilemma::measurements

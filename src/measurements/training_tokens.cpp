@@ -3,7 +3,6 @@
 #include <cmath>
 #include <cstdio>
 
-#include "io/atomic_write.hpp"
 #include "io/csv.hpp"
 #include "io/embedded_data.hpp"
 
@@ -56,13 +55,8 @@ Result<std::vector<TrainingTokens>> parse_training_tokens_csv(const std::string&
 }
 
 Result<std::vector<TrainingTokens>> load_training_tokens(const std::string& path) {
-  if (!path.empty()) {
-    TRILEMMA_TRY(text, io::read_text_file(path));
-    return parse_training_tokens_csv(text, path);
-  }
-  for (const auto& f : io::embedded_files())
-    if (f.path == k_builtin) return parse_training_tokens_csv(std::string(f.content), k_builtin);
-  return make_error(ErrorKind::internal, k_builtin, "", "not compiled in");
+  TRILEMMA_TRY(text, io::read_file_or_embedded(path, k_builtin));
+  return parse_training_tokens_csv(text, path.empty() ? k_builtin : path);
 }
 
 const TrainingTokens* find_training_tokens(const std::vector<TrainingTokens>& table, std::string_view family,
