@@ -1,8 +1,9 @@
 // Quality loss of a configuration against the full-precision model. Weight formats llama.cpp
 // publishes measurements for take the fitted loss model (loss_fit.hpp: format, size, training
 // tokens, bits after fallbacks); trilemma's own and NPU formats take published figures for
-// Llama-3-8B (the table below) scaled by the same traits; KV formats take published figures
-// scaled by size. docs/estimates.md gives the model, docs/fidelity.md its cross-validated error.
+// Llama-3-8B (the table below) scaled by the same traits; KV formats take the published
+// measurements of the type (kv_loss.hpp), not scaled by size. docs/estimates.md gives the model,
+// docs/fidelity.md its cross-validated error.
 #pragma once
 #include <string>
 #include <string_view>
@@ -25,7 +26,9 @@ struct LossFigure {
 };
 
 const LossFigure& weight_loss_figure(WeightFormat format);
-const LossFigure* kv_loss_figure(TensorType kv_type);  // nullptr for lossless formats
+// The first model's KV figures (and the fallback when the loss data do not load); nullptr for
+// lossless formats.
+const LossFigure* kv_loss_figure(TensorType kv_type);
 
 // Quality loss of `config` on a model with `traits` (its weight format's bits_delta set), with
 // the basis of each term appended to `basis` (when not null: the search skips the text, the

@@ -36,6 +36,8 @@ constexpr double k_min_kld = 1e-4;
 constexpr double k_knee_min = 1e-4, k_knee_max = 0.03;
 constexpr int k_knee_steps = 40;
 constexpr double k_ridge = 1e-3;
+// The pull of a format's own level toward its family's line, in units of one row of weight 1.
+constexpr double k_format_ridge = 0.3;
 // "Points" are MMLU points throughout (the cap at chance, the profiles' budgets); easier
 // benchmarks (commonsense QA averages) lose a third of that at the same perplexity increase.
 constexpr std::string_view k_points_benchmark = "mmlu";
@@ -48,8 +50,9 @@ double quantile(std::vector<double> v, double q) {
   return v[std::clamp<std::size_t>(rank, 1, v.size()) - 1];
 }
 
-// Solves (X'X + ridge I) w = X'y by Gaussian elimination with partial pivoting.
-std::vector<double> least_squares(const std::vector<std::vector<double>>& x, const std::vector<double>& y) {
+// Solves (X'X + diag(ridge)) w = X'y by Gaussian elimination with partial pivoting.
+std::vector<double> least_squares(const std::vector<std::vector<double>>& x, const std::vector<double>& y,
+                                  const std::vector<double>& ridge) {
   const std::size_t k = x.empty() ? 0 : x.front().size();
   std::vector<std::vector<double>> a(k, std::vector<double>(k + 1, 0.0));
   for (std::size_t r = 0; r < x.size(); ++r)
@@ -58,7 +61,7 @@ std::vector<double> least_squares(const std::vector<std::vector<double>>& x, con
       for (std::size_t j = 0; j < k; ++j) a[i][j] += x[r][i] * x[r][j];
       a[i][k] += x[r][i] * y[r];
     }
-  for (std::size_t i = 0; i < k; ++i) a[i][i] += k_ridge;
+  for (std::size_t i = 0; i < k; ++i) a[i][i] += ridge[i];
   for (std::size_t c = 0; c < k; ++c) {
     std::size_t p = c;
     for (std::size_t r = c + 1; r < k; ++r)
@@ -81,7 +84,7 @@ double tokens_of(const LossFit& fit, const LossTraits& t) { return t.training_to
 double trait_terms(const LossFit& fit, const LossTraits& t) {
   return fit.a_size * std::log(t.effective_params / k_reference_params) +
          fit.a_tokens * std::log(tokens_of(fit, t) / k_reference_tokens) + fit.a_bits * t.bits_delta +
-         (t.imatrix ? fit.a_imatrix : 0.0);
+         (t.imatrix ? fit.a_imatrix : 0.0) + fit.a_moe * std::log(t.experts_ratio);
 }
 
 double predicted(const LossFit& fit, const LossObservation& o) {
@@ -89,8 +92,11 @@ double predicted(const LossFit& fit, const LossObservation& o) {
   return o.metric == LossMetric::kld ? kld : ppl_pct_from_kld(kld, fit.knee);
 }
 
-// One least-squares fit at a fixed knee and bits slope.
-void fit_at(const std::vector<const LossObservation*>& train, double knee, double bits_slope, LossFit& fit) {
+// One least-squares fit at a fixed knee. A format's constant is pooled toward its family's
+// line in bits, c[format] = family[format] + a_bits * bits + delta[format], with delta held to
+// zero by a ridge: a format measured on a few models keeps most of its own level, one measured
+// once leans on the line, and one never measured in the training data gets the line alone.
+void fit_at(const std::vector<const LossObservation*>& train, double knee, LossFit& fit) {
   std::vector<std::string> formats;
   for (const auto* o : train) formats.push_back(o->format);
   std::sort(formats.begin(), formats.end());
@@ -101,6 +107,12 @@ void fit_at(const std::vector<const LossObservation*>& train, double knee, doubl
     if (o->traits.training_tokens) tokens.push_back(std::log(*o->traits.training_tokens));
   fit.default_tokens = tokens.empty() ? k_reference_tokens : std::exp(quantile(tokens, 0.5));
 
+  // Columns: delta[format] (nf), format-family levels (k_format_families), bits, size, tokens,
+  // imatrix, experts.
+  const std::size_t c_family = nf, c_bits = nf + k_format_families, c_size = c_bits + 1, c_tokens = c_size + 1,
+                    c_imatrix = c_tokens + 1, c_moe = c_imatrix + 1, columns = c_moe + 1;
+  std::vector<double> ridge(columns, k_ridge);
+  for (std::size_t i = 0; i < nf; ++i) ridge[i] = k_format_ridge;
   std::vector<std::vector<double>> x;
   std::vector<double> y;
   std::map<std::string, double> per_family;
@@ -108,40 +120,29 @@ void fit_at(const std::vector<const LossObservation*>& train, double knee, doubl
   for (const auto* o : train) {
     // Row weight 1/sqrt(rows of the family): a family counts by the square root of its rows, so
     // Llama-3-8B's scoreboard (a third of the data) does not set every constant alone. Weights
-    // 1 and 1/rows were tried too (docs/fidelity.md); this one held out best.
+    // 1 and 1/rows were tried too (docs/estimates.md); this one held out best.
     const double sw = std::pow(per_family[o->family], -k_family_weight_power / 2);
-    std::vector<double> row(nf + 3, 0.0);
+    std::vector<double> row(columns, 0.0);
     row[std::size_t(std::lower_bound(formats.begin(), formats.end(), o->format) - formats.begin())] = 1;
-    row[nf] = std::log(o->traits.effective_params / k_reference_params);
-    row[nf + 1] = std::log(tokens_of(fit, o->traits) / k_reference_tokens);
-    row[nf + 2] = o->traits.imatrix ? 1 : 0;
+    row[c_family + format_family(o->format)] = 1;
+    row[c_bits] = *reference_bits(o->format) + o->traits.bits_delta;
+    row[c_size] = std::log(o->traits.effective_params / k_reference_params);
+    row[c_tokens] = std::log(tokens_of(fit, o->traits) / k_reference_tokens);
+    row[c_imatrix] = o->traits.imatrix ? 1 : 0;
+    row[c_moe] = std::log(o->traits.experts_ratio);
     for (auto& v : row) v *= sw;
     x.push_back(std::move(row));
     const double kld = o->metric == LossMetric::kld ? o->measured : kld_from_ppl_pct(o->measured, knee);
-    y.push_back(sw * (std::log(kld) - bits_slope * o->traits.bits_delta));
+    y.push_back(sw * std::log(kld));
   }
-  const auto w = least_squares(x, y);
+  const auto w = least_squares(x, y, ridge);
+  fit.a_bits = w[c_bits];
+  for (std::size_t f = 0; f < k_format_families; ++f) fit.family_ln_kld[f] = w[c_family + f];
   fit.format_ln_kld.clear();
-  for (std::size_t i = 0; i < nf; ++i) fit.format_ln_kld[formats[i]] = w[i];
-  fit.a_size = w[nf], fit.a_tokens = w[nf + 1], fit.a_imatrix = w[nf + 2];
-  fit.a_bits = bits_slope;
+  for (std::size_t i = 0; i < nf; ++i)
+    fit.format_ln_kld[formats[i]] = w[i] + w[c_family + format_family(formats[i])] + fit.a_bits * *reference_bits(formats[i]);
+  fit.a_size = w[c_size], fit.a_tokens = w[c_tokens], fit.a_imatrix = w[c_imatrix], fit.a_moe = w[c_moe];
   fit.knee = knee;
-}
-
-// The slope of the fitted format constants against the formats' bits on Llama-3-8B.
-double bits_slope(const LossFit& fit) {
-  double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
-  for (const auto& [format, c] : fit.format_ln_kld) {
-    const double b = *reference_bits(format);
-    n += 1, sx += b, sy += c, sxx += b * b, sxy += b * c;
-  }
-  const double det = n * sxx - sx * sx;
-  return n >= 2 && det > 0 ? (n * sxy - sx * sy) / det : 0.0;
-}
-
-void fit_at_knee(const std::vector<const LossObservation*>& train, double knee, LossFit& fit) {
-  fit_at(train, knee, 0.0, fit);
-  fit_at(train, knee, bits_slope(fit), fit);
 }
 
 // The knee that best maps measured KLDs to the perplexity increases measured with them (the
@@ -168,7 +169,7 @@ double fit_knee(const std::vector<const LossObservation*>& train) {
 
 LossFit fit_points(const std::vector<const LossObservation*>& train) {
   LossFit fit;
-  fit_at_knee(train, fit_knee(train), fit);
+  fit_at(train, fit_knee(train), fit);
   fit.points = train.size();
   std::set<std::string> families;
   for (const auto* o : train) families.insert(o->family);
@@ -208,7 +209,7 @@ LossObservations loss_observations(const std::vector<measurements::LossRow>& row
       continue;
     }
     if (!r.kv_k.empty() || !r.kv_v.empty()) {
-      skip("KV-cache rows: the KV term is not fitted (published figures, docs/estimates.md)");
+      skip("KV-cache rows: the KV term's table, not the weights' fit (--fit lists it)");
       continue;
     }
     if (r.format == r.base_precision || r.format.empty()) {
@@ -239,11 +240,14 @@ LossObservations loss_observations(const std::vector<measurements::LossRow>& row
     }
     const double total = *r.params_b * 1e9;
     o.traits.effective_params = r.active_params_b ? std::sqrt(total * *r.active_params_b * 1e9) : total;
+    if (r.active_params_b) o.traits.experts_ratio = *r.params_b / *r.active_params_b;
     if (const auto t = measurements::training_tokens_of(tokens, r.family, *r.params_b))
       o.traits.training_tokens = t->tokens, o.traits.tokens_imputed = t->imputed;
     // Published file sizes (bpw) are not used: they mix in the embedding and classifier, whose
     // share varies with the vocabulary; the fallback term is the blocks' bits (prepared.cpp).
-    o.traits.imatrix = r.imatrix.value_or(false);
+    // Unpublished: i-quants are made with an importance matrix (llama-quantize refuses the 1-2 bit
+    // ones without it, and the authors of these rows use one throughout); other formats are not.
+    o.traits.imatrix = r.imatrix.value_or(format_family(r.format) == 2);
     out.points.push_back(std::move(o));
   }
   return out;
@@ -264,7 +268,7 @@ LossFit fit_loss(const std::vector<LossObservation>& observations, std::string_v
       if (o->family != family) inner.push_back(o);
     const LossFit f = fit_points(inner);
     for (const auto* o : train)
-      if (o->family == family && f.format_ln_kld.count(o->format)) errors.push_back(std::log(o->measured / predicted(f, *o)));
+      if (o->family == family) errors.push_back(std::log(o->measured / predicted(f, *o)));
   }
   fit.error = {std::exp(quantile(errors, 0.1)), std::exp(quantile(errors, 0.5)), std::exp(quantile(errors, 0.9))};
   std::map<std::string, std::vector<double>> by_model;
@@ -282,9 +286,17 @@ LossFit fit_loss(const std::vector<LossObservation>& observations, std::string_v
 }
 
 std::optional<double> predict_kld(const LossFit& fit, std::string_view format, const LossTraits& traits) {
-  const auto c = fit.format_ln_kld.find(format);
-  if (c == fit.format_ln_kld.end()) return std::nullopt;
-  return std::exp(c->second + trait_terms(fit, traits));
+  if (const auto c = fit.format_ln_kld.find(format); c != fit.format_ln_kld.end())
+    return std::exp(c->second + trait_terms(fit, traits));
+  const auto bits = reference_bits(format);
+  if (!bits || fit.points == 0) return std::nullopt;
+  return std::exp(fit.family_ln_kld[format_family(format)] + fit.a_bits * *bits + trait_terms(fit, traits));
+}
+
+std::size_t format_family(std::string_view format) {
+  if (format.starts_with("iq")) return 2;
+  if (format.find("_k") != std::string_view::npos) return 1;
+  return 0;
 }
 
 double trait_factor(const LossFit& fit, const LossTraits& traits) {
@@ -333,6 +345,7 @@ namespace {
 
 // Both fits of the built-in data, from one read of loss.csv.
 struct BuiltinFits {
+  std::vector<measurements::LossRow> rows;
   std::optional<LossFit> fit;
   std::optional<PointsMap> points;
   std::string error;
@@ -346,8 +359,9 @@ const BuiltinFits& builtin_fits() {
       b.error = rows.error().message;
       return b;
     }
-    b.fit = fit_loss(loss_observations(*rows, builtin_training_tokens()).points);
-    if (auto m = fit_points_map(*rows); m.pairs > 0) b.points = m;
+    b.rows = std::move(*rows);
+    b.fit = fit_loss(loss_observations(b.rows, builtin_training_tokens()).points);
+    if (auto m = fit_points_map(b.rows); m.pairs > 0) b.points = m;
     return b;
   }();
   return built;
@@ -360,6 +374,8 @@ const LossFit* builtin_loss_fit(std::string* error) {
   if (!built.fit && error) *error = built.error;
   return built.fit ? &*built.fit : nullptr;
 }
+
+const std::vector<measurements::LossRow>& builtin_loss_rows() { return builtin_fits().rows; }
 
 const PointsMap* builtin_points_map() {
   const auto& built = builtin_fits();

@@ -4,18 +4,23 @@
 //
 //   ln KLD = c[format] + a_size * ln(P / 8B) + a_tokens * ln(D / 15T)
 //          + a_bits * (bits on this model - bits on Llama-3-8B)
-//          + a_imatrix * imatrix
+//          + a_imatrix * imatrix + a_moe * ln(total / active parameters)
+//
+//   c[format] = level[format family] + a_bits * (bits on Llama-3-8B) + delta[format]
 //
 // P: effective parameters (MoE: geometric mean of total and active); D: pre-training tokens
 // (data/measurements/training-tokens.csv); bits: the recipe's bits per weight in the transformer
-// blocks, which row-size fallbacks raise on narrow models (memory::loss_weighted_block_bits). a_bits is not a free coefficient but
-// the slope of c[format] against the formats' bits on Llama-3-8B (a bit gained from a fallback is
-// worth a bit gained between formats; the dataset publishes no block bits to fit it on).
-// A perplexity increase is predicted from the KLD: ln(PPL_q / PPL) = KLD^2 / (KLD + knee), with the knee fitted too (small losses move perplexity
-// less than their KLD; at Q2_K the two agree). The low-high range is the 10th-90th percentile of
-// the leave-one-family-out errors, so about 80% of held-out measurements fall inside it.
+// blocks, which row-size fallbacks raise on narrow models (memory::loss_weighted_block_bits).
+// A format's constant is pooled toward its family's line in bits (legacy, k-quants, i-quants):
+// delta is held toward zero by a ridge, so a format measured on one model does not take that
+// model's quirks as its own, and a bit gained from a fallback is worth a bit gained between
+// formats. A perplexity increase is predicted from the KLD: ln(PPL_q / PPL) = KLD^2 / (KLD + knee),
+// with the knee fitted too (small losses move perplexity less than their KLD; at Q2_K the two
+// agree). The low-high range is the 10th-90th percentile of the leave-one-family-out errors, so
+// about 80% of held-out measurements fall inside it.
 // docs/estimates.md explains the choices, docs/fidelity.md gives the cross-validated errors.
 #pragma once
+#include <array>
 #include <map>
 #include <optional>
 #include <string>
@@ -36,6 +41,7 @@ struct LossTraits {
   std::optional<double> training_tokens;  // nullopt: unknown family (the fit's median is used)
   bool tokens_imputed = false;            // from the release date: the publisher never said
   double bits_delta = 0;                  // recipe bits/weight of the blocks, this model minus Llama-3-8B
+  double experts_ratio = 1;               // MoE: total / active parameters per token; dense: 1
   bool imatrix = false;                   // quantized with an importance matrix
   // measured / predicted KLD at a format a user measured (--measured-kl): scales every weight
   // format's prediction for this model; nullopt: the prior alone.
@@ -64,9 +70,16 @@ struct LossObservations {
 LossObservations loss_observations(const std::vector<measurements::LossRow>& rows,
                                    const std::vector<measurements::TrainingTokens>& tokens);
 
+// llama.cpp's weight formats in three families of one design each: 0 legacy (q4_0, q5_1, q8_0:
+// one scale per 32-weight block), 1 k-quants (super-blocks with quantized scales), 2 i-quants
+// (lattice codebooks). Within a family ln KLD falls about linearly with bits.
+constexpr std::size_t k_format_families = 3;
+std::size_t format_family(std::string_view llama_cpp_format);
+
 struct LossFit {
   std::map<std::string, double, std::less<>> format_ln_kld;  // c[format]
-  double a_size = 0, a_tokens = 0, a_bits = 0, a_imatrix = 0;
+  std::array<double, k_format_families> family_ln_kld{};     // the families' lines at 0 bits
+  double a_size = 0, a_tokens = 0, a_bits = 0, a_imatrix = 0, a_moe = 0;
   double knee = 0;              // nats
   double default_tokens = 0;    // the training points' median, for models without a published D
   Range error{1, 1, 1};         // measured / predicted: 10th, 50th, 90th percentile, held-out families
@@ -108,5 +121,7 @@ double kld_from_ppl_pct(double ppl_pct, double knee);
 // The fit on the built-in data; nullptr (and the error in `error`) when the data do not load.
 const LossFit* builtin_loss_fit(std::string* error = nullptr);
 const std::vector<measurements::TrainingTokens>& builtin_training_tokens();
+// data/measurements/loss.csv's rows (empty when it does not load: builtin_loss_fit says why).
+const std::vector<measurements::LossRow>& builtin_loss_rows();
 
 }  // namespace trilemma::accuracy

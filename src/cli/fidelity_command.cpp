@@ -12,6 +12,7 @@
 #include "cli/exit_codes.hpp"
 #include "cli/format.hpp"
 #include "devices/device_db.hpp"
+#include "accuracy/kv_loss.hpp"
 #include "fidelity/accuracy_check.hpp"
 #include "fidelity/cross_validation.hpp"
 #include "fidelity/fitted_file.hpp"
@@ -106,15 +107,15 @@ void print_summary(const std::string& name, const fidelity::LossSummary& s) {
 
 json loss_fit_json(const accuracy::LossFit& fit) {
   return {{"points", fit.points}, {"families", fit.families}, {"format_ln_kld", fit.format_ln_kld},
-          {"a_size", fit.a_size}, {"a_tokens", fit.a_tokens}, {"a_bits", fit.a_bits}, {"a_imatrix", fit.a_imatrix}, {"knee", fit.knee}, {"default_tokens", fit.default_tokens},
+          {"a_size", fit.a_size}, {"a_tokens", fit.a_tokens}, {"a_bits", fit.a_bits}, {"a_imatrix", fit.a_imatrix}, {"a_moe", fit.a_moe}, {"knee", fit.knee}, {"default_tokens", fit.default_tokens},
           {"error", {fit.error.low, fit.error.mid, fit.error.high}}};
 }
 
 void print_loss_fit(const accuracy::LossFit& fit) {
   std::cout << "\nfitted on every family (" << fit.points << " measurements, " << fit.families.size() << " families):\n"
             << "  ln KLD = c[format] + " << fixed(fit.a_size, 3) << " ln(P/8B) + " << fixed(fit.a_tokens, 3) << " ln(D/15T) + "
-            << fixed(fit.a_bits, 3) << " dbits + " << fixed(fit.a_imatrix, 3)
-            << " imatrix\n  knee " << fixed(fit.knee, 4) << " nats; tokens when unpublished " << fixed(fit.default_tokens / 1e12, 1)
+            << fixed(fit.a_bits, 3) << " dbits + " << fixed(fit.a_imatrix, 3) << " imatrix + " << fixed(fit.a_moe, 3)
+            << " ln(total/active)\n  knee " << fixed(fit.knee, 4) << " nats; tokens when unpublished " << fixed(fit.default_tokens / 1e12, 1)
             << "T; measured/predicted 10/50/90%: " << fixed(fit.error.low, 2) << " / " << fixed(fit.error.mid, 2) << " / "
             << fixed(fit.error.high, 2) << "\n  c[format] (KLD at Llama-3-8B's traits):";
   int i = 0;
@@ -123,6 +124,31 @@ void print_loss_fit(const accuracy::LossFit& fit) {
 }
 
 // `fidelity --accuracy`: the accuracy model against data/measurements/loss.csv.
+accuracy::KvLossTable kv_table(const std::vector<measurements::LossRow>& rows, const accuracy::LossFit& fit) {
+  return accuracy::kv_loss_table(rows, {TensorType::q8_0, TensorType::q4_0}, fit.knee);
+}
+
+json kv_table_json(const accuracy::KvLossTable& t) {
+  json out = {{"types", json::array()}, {"skipped", t.skipped}};
+  for (const auto& k : t.types)
+    out["types"].push_back({{"type", info(k.type).name}, {"kld", {k.kld.low, k.kld.mid, k.kld.high}},
+                            {"ppl_delta_pct", {k.ppl_delta_pct.low, k.ppl_delta_pct.mid, k.ppl_delta_pct.high}},
+                            {"measurements", k.measurements}, {"mid_models", k.mid_models}});
+  return out;
+}
+
+void print_kv_table(const accuracy::KvLossTable& t) {
+  std::cout << "\nKV cache term (published measurements, not fitted; K and V in one type):\n";
+  for (const auto& k : t.types) {
+    std::cout << "  " << pad(std::string(info(k.type).name), 6) << "PPL +" << fixed(k.ppl_delta_pct.mid, 3) << "% ("
+              << fixed(k.ppl_delta_pct.low, 3) << "-" << fixed(k.ppl_delta_pct.high, 3) << "), KLD " << fixed(k.kld.mid, 4)
+              << "; " << k.measurements << " measurements, mid from";
+    for (const auto& m : k.mid_models) std::cout << " " << m;
+    std::cout << "\n";
+  }
+  for (const auto& [reason, n] : t.skipped) std::cout << "  left out: " << n << "  " << reason << "\n";
+}
+
 int run_accuracy_fidelity(const FidelityFlags& f) {
   if (f.method != "lodo" && f.method != "priors")
     return report_error(make_error(ErrorKind::usage, "--method", "", "expected lodo or priors, got '" + f.method + "'"));
@@ -142,7 +168,11 @@ int run_accuracy_fidelity(const FidelityFlags& f) {
       for (const auto& [g, gs] : report.by_family.at(m)) out["metrics"][m]["families"][g] = summary_json(gs);
       for (const auto& [g, gs] : report.by_imatrix.at(m)) out["metrics"][m]["imatrix"][g] = summary_json(gs);
     }
-    if (f.fit) out["fit"] = loss_fit_json(accuracy::fit_loss(report.observations.points));
+    if (f.fit) {
+      const auto fit = accuracy::fit_loss(report.observations.points);
+      out["fit"] = loss_fit_json(fit);
+      out["kv"] = kv_table_json(kv_table(*rows, fit));
+    }
     if (f.points) {
       out["points"] = json::array();
       for (const auto& p : report.points)
@@ -162,7 +192,11 @@ int run_accuracy_fidelity(const FidelityFlags& f) {
     for (const auto& [g, gs] : report.by_family.at(m)) print_summary(g, gs);
     for (const auto& [g, gs] : report.by_imatrix.at(m)) print_summary("imatrix " + g, gs);
   }
-  if (f.fit) print_loss_fit(accuracy::fit_loss(report.observations.points));
+  if (f.fit) {
+    const auto fit = accuracy::fit_loss(report.observations.points);
+    print_loss_fit(fit);
+    print_kv_table(kv_table(*rows, fit));
+  }
   if (f.points) {
     std::cout << "\npoints (predicted mid / measured, range):\n";
     for (const auto& p : report.points)

@@ -59,6 +59,8 @@ PreparedModel PreparedModel::prepare(const models::Model& m) {
   }
   p.active_params = count_parameters(m.shape).active_per_token;
   p.traits.effective_params = accuracy::effective_params(m.shape);
+  if (const auto c = count_parameters(m.shape); m.shape.is_moe() && c.active_per_token > 0)
+    p.traits.experts_ratio = c.total() / c.active_per_token;
   p.loss_bits = loss_bits_of(m.shape);
   p.family = m.family;
   const double total = m.published_total.value_or(count_parameters(m.shape).total());

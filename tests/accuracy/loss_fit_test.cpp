@@ -29,6 +29,12 @@ LossObservation observation(const std::string& family, const std::string& format
   return o;
 }
 
+accuracy::LossTraits traits(double params, std::optional<double> tokens) {
+  accuracy::LossTraits t;
+  t.effective_params = params, t.training_tokens = tokens;
+  return t;
+}
+
 }  // namespace
 
 TEST_CASE("accuracy: KLD and perplexity convert through the knee", "[accuracy]") {
@@ -48,33 +54,82 @@ TEST_CASE("accuracy: reference bits are Llama-3-8B's file sizes", "[accuracy]") 
   CHECK_FALSE(accuracy::reference_bits("gptq-int4"));
 }
 
-TEST_CASE("accuracy: the fit recovers the coefficients of exact data", "[accuracy]") {
-  // ln KLD = c[f] + 0.3 ln(D/15T) - 0.1 ln(P/8B): three families, two formats.
-  const double c_q4 = std::log(0.03), c_q8 = std::log(0.0015);
+namespace {
+
+// Exact synthetic data: ln KLD = level[format family] - 1.1 bits + 0.3 ln(D/15T) - 0.1 ln(P/8B)
+// - 0.3 ln(total/active), the k-quants' line through Q4_K_M at 0.03 nats, the legacy formats'
+// through Q8_0 at 0.0015.
+constexpr double k_slope = -1.1;
+double level(const std::string& format) {
+  return accuracy::format_family(format) == 0 ? std::log(0.0015) - k_slope * *accuracy::reference_bits("q8_0")
+                                              : std::log(0.03) - k_slope * *accuracy::reference_bits("q4_k_m");
+}
+double exact_kld(const std::string& format, const accuracy::LossTraits& t) {
+  return std::exp(level(format) + k_slope * *accuracy::reference_bits(format) + 0.3 * std::log(*t.training_tokens / 15e12) -
+                  0.1 * std::log(t.effective_params / 8e9) - 0.3 * std::log(t.experts_ratio));
+}
+
+std::vector<LossObservation> exact_observations() {
   std::vector<LossObservation> obs;
-  struct Fam { const char* name; double params, tokens; };
-  for (const Fam f : {Fam{"a", 7e9, 2e12}, Fam{"b", 8e9, 15e12}, Fam{"c", 1.5e9, 36e12}, Fam{"d", 70e9, 15e12}})
-    for (const auto& [format, c] : {std::pair{"q4_k_m", c_q4}, std::pair{"q8_0", c_q8}})
-      obs.push_back(observation(f.name, format, f.params, f.tokens,
-                                std::exp(c + 0.3 * std::log(f.tokens / 15e12) - 0.1 * std::log(f.params / 8e9))));
+  struct Fam { const char* name; double params, tokens, experts; };
+  for (const Fam f : {Fam{"a", 7e9, 2e12, 1}, Fam{"b", 8e9, 15e12, 1}, Fam{"c", 1.5e9, 36e12, 1}, Fam{"d", 70e9, 15e12, 1},
+                      Fam{"e", 10e9, 20e12, 8}, Fam{"g", 14e9, 10e12, 4}})
+    for (const char* format : {"q4_k_m", "q6_k", "q3_k_m", "q8_0", "q4_0"}) {
+      auto o = observation(f.name, format, f.params, f.tokens, 0);
+      o.traits.experts_ratio = f.experts;
+      o.measured = exact_kld(format, o.traits);
+      obs.push_back(o);
+    }
+  return obs;
+}
+
+}  // namespace
+
+TEST_CASE("accuracy: the fit recovers the coefficients of exact data", "[accuracy]") {
+  const auto obs = exact_observations();
   const auto fit = accuracy::fit_loss(obs);
   CHECK(fit.a_tokens == Approx(0.3).margin(0.01));
   CHECK(fit.a_size == Approx(-0.1).margin(0.01));
-  CHECK(fit.format_ln_kld.at("q4_k_m") == Approx(c_q4).margin(0.02));
+  CHECK(fit.a_moe == Approx(-0.3).margin(0.01));
+  CHECK(fit.a_bits == Approx(k_slope).margin(0.02));
+  CHECK(fit.format_ln_kld.at("q4_k_m") == Approx(std::log(0.03)).margin(0.02));
+  CHECK(fit.format_ln_kld.at("q8_0") == Approx(std::log(0.0015)).margin(0.02));
   // Exact data: every held-out family is predicted exactly, so the range collapses to 1.
-  CHECK(fit.error.low == Approx(1).margin(0.05));  // the ridge term biases extreme folds slightly
+  CHECK(fit.error.low == Approx(1).margin(0.05));  // the ridge terms bias extreme folds slightly
   CHECK(fit.error.high == Approx(1).margin(0.05));
-  // The bits slope is the constants' slope against the formats' bits: ln(0.03/0.0015) over
-  // 8.515 - 4.899 bits.
-  CHECK(fit.a_bits == Approx(std::log(0.0015 / 0.03) / (*accuracy::reference_bits("q8_0") - *accuracy::reference_bits("q4_k_m")))
-                          .epsilon(0.02));
-  accuracy::LossTraits t{7e9, 2e12};
-  CHECK(*accuracy::predict_kld(fit, "q4_k_m", t) == Approx(std::exp(c_q4 + 0.3 * std::log(2.0 / 15) - 0.1 * std::log(7.0 / 8))).epsilon(0.02));
-  CHECK_FALSE(accuracy::predict_kld(fit, "q2_k", t));  // no data for it
+  const auto t = traits(7e9, 2e12);
+  CHECK(*accuracy::predict_kld(fit, "q4_k_m", t) == Approx(exact_kld("q4_k_m", t)).epsilon(0.02));
+  // A k-quant never measured is read off the k-quants' line; a format of no family is not.
+  CHECK(*accuracy::predict_kld(fit, "q5_k_m", t) == Approx(exact_kld("q5_k_m", t)).epsilon(0.03));
+  CHECK_FALSE(accuracy::predict_kld(fit, "gptq-int4", t));
   // Held out, family "c" is predicted from the others alone.
   const auto without_c = accuracy::fit_loss(obs, "c", false);
-  CHECK(without_c.points == obs.size() - 2);
-  CHECK(*accuracy::predict_kld(without_c, "q8_0", obs[4].traits) == Approx(obs[5].measured).epsilon(0.05));
+  CHECK(without_c.points == obs.size() - 5);
+  CHECK(*accuracy::predict_kld(without_c, "q8_0", obs[13].traits) == Approx(obs[13].measured).epsilon(0.05));
+}
+
+TEST_CASE("accuracy: a format measured once leans on its family's line", "[accuracy]") {
+  auto obs = exact_observations();
+  // Q5_K_S measured once, at twice what the line says.
+  auto odd = observation("f", "q5_k_s", 8e9, 15e12, 0);
+  odd.measured = 2 * exact_kld("q5_k_s", odd.traits);
+  obs.push_back(odd);
+  const auto fit = accuracy::fit_loss(obs, {}, false);
+  const double predicted = *accuracy::predict_kld(fit, "q5_k_s", odd.traits);
+  CHECK(predicted > 1.05 * exact_kld("q5_k_s", odd.traits));  // the measurement moves it
+  CHECK(predicted < 0.95 * odd.measured);                     // the line holds it back
+  // The line itself barely moves: the other formats are still predicted exactly.
+  CHECK(*accuracy::predict_kld(fit, "q4_k_m", odd.traits) == Approx(exact_kld("q4_k_m", odd.traits)).epsilon(0.03));
+}
+
+TEST_CASE("accuracy: llama.cpp formats in three families", "[accuracy]") {
+  CHECK(accuracy::format_family("q4_0") == 0);
+  CHECK(accuracy::format_family("q8_0") == 0);
+  CHECK(accuracy::format_family("q5_1") == 0);
+  CHECK(accuracy::format_family("q4_k_m") == 1);
+  CHECK(accuracy::format_family("q2_k_s") == 1);
+  CHECK(accuracy::format_family("iq4_xs") == 2);
+  CHECK(accuracy::format_family("iq2_xxs") == 2);
 }
 
 TEST_CASE("accuracy: the built-in fit and the estimate's terms", "[accuracy]") {
@@ -89,8 +144,8 @@ TEST_CASE("accuracy: the built-in fit and the estimate's terms", "[accuracy]") {
 
   DeploymentConfig c;
   c.weights = WeightFormat::q4_k_m;
-  accuracy::LossTraits llama3{8e9, 15e12};
-  accuracy::LossTraits llama2{7e9, 2e12};
+  const auto llama3 = traits(8e9, 15e12);
+  const auto llama2 = traits(7e9, 2e12);
   std::vector<std::string> basis;
   const auto a3 = accuracy::estimate_accuracy(llama3, c, &basis, "llama3");
   const auto a2 = accuracy::estimate_accuracy(llama2, c, nullptr);
@@ -109,7 +164,7 @@ TEST_CASE("accuracy: the built-in fit and the estimate's terms", "[accuracy]") {
   CHECK(fit->a_bits < 0);
 
   // Outside the data: unknown tokens and a tiny model widen the range and say so.
-  accuracy::LossTraits tiny{2.6e5, std::nullopt};
+  const auto tiny = traits(2.6e5, std::nullopt);
   basis.clear();
   const auto at = accuracy::estimate_accuracy(tiny, c, &basis, "tinystories");
   CHECK(basis[0].find("extrapolating") != std::string::npos);

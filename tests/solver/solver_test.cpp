@@ -124,6 +124,9 @@ TEST_CASE("solver::estimate: Mixtral memory uses total parameters, speed uses ac
   // A token reads ~12.9B parameters (two experts and the shared layers), not 46.7B.
   CHECK(e.latency.bytes_per_token < 0.3 * e.memory.weights_bytes);
   CHECK(e.latency.bytes_per_token > 0.25 * e.memory.weights_bytes);
+  // The loss model sees the experts: total / active parameters (46.7B / 12.9B), dense models 1.
+  CHECK(mixtral.traits.experts_ratio == Approx(46.7 / 12.9).epsilon(0.03));
+  CHECK(solver::PreparedModel::prepare(f.model("llama-3.1-8b")).traits.experts_ratio == 1);
 }
 
 TEST_CASE("solver::estimate: speculative decoding adds the draft's memory and speeds decode", "[solver]") {
