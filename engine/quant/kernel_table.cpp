@@ -44,9 +44,9 @@ constexpr std::array k_table = {
     FormatKernels{T::q6_k, T::q8_0, quantize_row_q6_k, dequantize_row_q6_k, dot_q6_k_q8_0_ref, nullptr, nullptr,
                   1e-5f, 0.021f},
     FormatKernels{T::tq3_t, T::q8_0, quantize_row_tq3_t, dequantize_row_tq3_t, dot_tq3_t_q8_0_ref,
-                  TRILEMMA_X86(dot_tq3_t_q8_0_avx2), nullptr, 1e-5f, 0.2f},
+                  TRILEMMA_X86(dot_tq3_t_q8_0_avx2), TRILEMMA_NEON(dot_tq3_t_q8_0_neon), 1e-5f, 0.2f},
     FormatKernels{T::tq2_t, T::q8_0, quantize_row_tq2_t, dequantize_row_tq2_t, dot_tq2_t_q8_0_ref,
-                  TRILEMMA_X86(dot_tq2_t_q8_0_avx2), nullptr, 1e-5f, 0.46f},
+                  TRILEMMA_X86(dot_tq2_t_q8_0_avx2), TRILEMMA_NEON(dot_tq2_t_q8_0_neon), 1e-5f, 0.46f},
 };
 
 constexpr bool rows_in_enum_order() {

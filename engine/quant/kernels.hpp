@@ -76,6 +76,8 @@ float dot_q8_0_q8_0_neon(const void* w, const void* a, std::int64_t n);
 float dot_q4_0_q8_0_neon(const void* w, const void* a, std::int64_t n);
 float dot_f16_f32_neon(const void* w, const void* a, std::int64_t n);
 float dot_bf16_f32_neon(const void* w, const void* a, std::int64_t n);
+float dot_tq3_t_q8_0_neon(const void* w, const void* a, std::int64_t n);
+float dot_tq2_t_q8_0_neon(const void* w, const void* a, std::int64_t n);
 // engine/simd/neon_dotprod/dot_neon_dotprod.cpp (ARMv8.2 dotprod; aarch64 builds only, picked at
 // run time when the kernel reports asimddp)
 float dot_q8_0_q8_0_dotprod(const void* w, const void* a, std::int64_t n);

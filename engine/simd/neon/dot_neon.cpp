@@ -17,6 +17,39 @@ int32x4_t dot_i8x16(int8x16_t a, int8x16_t b) {
   return vaddq_s32(vpaddlq_s16(lo), vpaddlq_s16(hi));
 }
 
+// The 64 two-bit codes of a tq plane (quant_ref_tq.cpp: element i at bits 2*(i/16) of byte
+// i % 16): c[k] holds codes 16k..16k+15, so one shift and mask per vector.
+void unpack_low2(const std::uint8_t* plane, uint8x16_t c[4]) {
+  const uint8x16_t v = vld1q_u8(plane), three = vdupq_n_u8(3);
+  c[0] = vandq_u8(v, three);
+  c[1] = vandq_u8(vshrq_n_u8(v, 2), three);
+  c[2] = vandq_u8(vshrq_n_u8(v, 4), three);
+  c[3] = vshrq_n_u8(v, 6);
+}
+
+// tq3_t's third bit: bit i % 8 of qh[i / 8] becomes 4 in code i (VTST against one bit a lane).
+void add_high_bit(const std::uint8_t* qh, uint8x16_t c[4]) {
+  static constexpr std::uint8_t k_bit[16] = {1, 2, 4, 8, 16, 32, 64, 128, 1, 2, 4, 8, 16, 32, 64, 128};
+  const uint8x16_t bit = vld1q_u8(k_bit), four = vdupq_n_u8(4);
+  for (int k = 0; k < 4; ++k) {
+    const uint8x16_t planes = vcombine_u8(vdup_n_u8(qh[2 * k]), vdup_n_u8(qh[2 * k + 1]));
+    c[k] = vorrq_u8(c[k], vandq_u8(vtstq_u8(planes, bit), four));
+  }
+}
+
+// One tq block's codes (0..7, so they are valid int8) against its two Q8_0 activation blocks:
+// sum_h dy_h * (d * sum(q * y) + m * sum(y)), the reference's order of operations.
+float tq_block(const uint8x16_t c[4], float d, float m, const BlockQ8_0* y) {
+  float sum = 0.0f;
+  for (int h = 0; h < 2; ++h) {
+    const int8x16_t y0 = vld1q_s8(y[h].qs), y1 = vld1q_s8(y[h].qs + 16);
+    const int32x4_t qy = vaddq_s32(dot_i8x16(vreinterpretq_s8_u8(c[2 * h]), y0), dot_i8x16(vreinterpretq_s8_u8(c[2 * h + 1]), y1));
+    const int sy = vaddlvq_s16(vaddq_s16(vpaddlq_s8(y0), vpaddlq_s8(y1)));
+    sum += fp16_to_fp32(y[h].d) * (d * float(vaddvq_s32(qy)) + m * float(sy));
+  }
+  return sum;
+}
+
 }  // namespace
 
 float dot_f32_f32_neon(const void* w, const void* a, std::int64_t n) {
@@ -89,6 +122,31 @@ float dot_q4_0_q8_0_neon(const void* w, const void* a, std::int64_t n) {
     const int8x16_t hi = vsubq_s8(vreinterpretq_s8_u8(vshrq_n_u8(v, 4)), eight);
     const int32x4_t s = vaddq_s32(dot_i8x16(lo, vld1q_s8(y[i].qs)), dot_i8x16(hi, vld1q_s8(y[i].qs + 16)));
     sum += float(vaddvq_s32(s)) * (fp16_to_fp32(x[i].d) * fp16_to_fp32(y[i].d));
+  }
+  return sum;
+}
+
+float dot_tq3_t_q8_0_neon(const void* w, const void* a, std::int64_t n) {
+  const auto* x = static_cast<const BlockTq3*>(w);
+  const auto* y = static_cast<const BlockQ8_0*>(a);
+  float sum = 0.0f;
+  uint8x16_t c[4];
+  for (std::int64_t i = 0; i < n / k_qk_t; ++i, y += 2) {
+    unpack_low2(x[i].ql, c);
+    add_high_bit(x[i].qh, c);
+    sum += tq_block(c, fp16_to_fp32(x[i].d), fp16_to_fp32(x[i].m), y);
+  }
+  return sum;
+}
+
+float dot_tq2_t_q8_0_neon(const void* w, const void* a, std::int64_t n) {
+  const auto* x = static_cast<const BlockTq2*>(w);
+  const auto* y = static_cast<const BlockQ8_0*>(a);
+  float sum = 0.0f;
+  uint8x16_t c[4];
+  for (std::int64_t i = 0; i < n / k_qk_t; ++i, y += 2) {
+    unpack_low2(x[i].qs, c);
+    sum += tq_block(c, fp16_to_fp32(x[i].d), fp16_to_fp32(x[i].m), y);
   }
   return sum;
 }
