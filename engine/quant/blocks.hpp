@@ -23,6 +23,32 @@ struct BlockQ4_0 {
   std::uint16_t d;
   std::uint8_t qs[k_qk4_0 / 2];
 };
+// x = d * q + m, q in [0, 15]; nibbles as Q4_0
+struct BlockQ4_1 {
+  std::uint16_t d, m;
+  std::uint8_t qs[k_qk4_0 / 2];
+};
+// x = d * (q - 16), q in [0, 31]: the low four bits as Q4_0's nibbles, the fifth bit of element j
+// at bit j of qh (a little-endian 32-bit word)
+struct BlockQ5_0 {
+  std::uint16_t d;
+  std::uint8_t qh[4];
+  std::uint8_t qs[k_qk4_0 / 2];
+};
+// x = d * q + m, q in [0, 31]; bits as Q5_0
+struct BlockQ5_1 {
+  std::uint16_t d, m;
+  std::uint8_t qh[4];
+  std::uint8_t qs[k_qk4_0 / 2];
+};
+// x = d * k_iq4nl_values[q], q in [0, 15]; nibbles as Q4_0
+struct BlockIq4Nl {
+  std::uint16_t d;
+  std::uint8_t qs[k_qk4_0 / 2];
+};
+// IQ4_NL's 16 levels (ggml-common.h kvalues_iq4nl): denser near zero, where weights cluster.
+inline constexpr std::int8_t k_iq4nl_values[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
+                                                   1,    13,   25,  38,  53,  69,  89,  113};
 // 8 sub-blocks of 32: x = d * sc[j] * q - dmin * m[j], q in [0, 15]; sc, m are 6-bit packed in
 // `scales` (get_scale_min_k4). qs[32*p + l] holds elements 64p + l (low) and 64p + 32 + l (high).
 struct BlockQ4K {
@@ -59,6 +85,7 @@ struct BlockTq2 {
 
 // The shared table's block_bytes is runtime data; kernel_table_test checks it equals these.
 static_assert(sizeof(BlockQ8_0) == 34 && sizeof(BlockQ4_0) == 18);
+static_assert(sizeof(BlockQ4_1) == 20 && sizeof(BlockQ5_0) == 22 && sizeof(BlockQ5_1) == 24 && sizeof(BlockIq4Nl) == 18);
 static_assert(sizeof(BlockQ4K) == 144 && sizeof(BlockQ5K) == 176 && sizeof(BlockQ6K) == 210);
 static_assert(sizeof(BlockTq3) == 28 && sizeof(BlockTq2) == 20);
 

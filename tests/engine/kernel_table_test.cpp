@@ -56,6 +56,10 @@ std::vector<Isa> compiled_isas() {
 TEST_CASE("quant::format_kernels: block structs match the shared tensor-type table", "[quant]") {
   CHECK(info(TensorType::q8_0).block_bytes == sizeof(BlockQ8_0));
   CHECK(info(TensorType::q4_0).block_bytes == sizeof(BlockQ4_0));
+  CHECK(info(TensorType::q4_1).block_bytes == sizeof(BlockQ4_1));
+  CHECK(info(TensorType::q5_0).block_bytes == sizeof(BlockQ5_0));
+  CHECK(info(TensorType::q5_1).block_bytes == sizeof(BlockQ5_1));
+  CHECK(info(TensorType::iq4_nl).block_bytes == sizeof(BlockIq4Nl));
   CHECK(info(TensorType::q4_k).block_bytes == sizeof(BlockQ4K));
   CHECK(info(TensorType::q5_k).block_bytes == sizeof(BlockQ5K));
   CHECK(info(TensorType::q6_k).block_bytes == sizeof(BlockQ6K));
@@ -196,7 +200,7 @@ TEST_CASE("quant::detect_isa: force_scalar and TRILEMMA_FORCE_SCALAR pick the _r
   ::unsetenv("TRILEMMA_FORCE_SCALAR");
   const FormatKernels* q8 = find_kernels(TensorType::q8_0);
   CHECK(select_dot(*q8, Isa::scalar) == q8->dot_ref);
-  CHECK(find_kernels(TensorType::q4_1) == nullptr);
+  CHECK(find_kernels(TensorType::iq2_xxs) == nullptr);  // a format the engine has no kernels for
 }
 
 TEST_CASE("quant::detect_isa: the column follows what the CPU reports, and TRILEMMA_ISA only lowers it", "[quant]") {
@@ -299,4 +303,39 @@ TEST_CASE("quant::q8_0: codes are roundf(x / d), ties away from zero", "[quant]"
   CHECK(b.qs[1] == 1);
   CHECK(b.qs[2] == -1);
   CHECK(b.qs[3] == 3);
+}
+
+TEST_CASE("quant::q4_1 / q5_0 / q5_1 / iq4_nl: hand-built blocks decode as ggml-common.h lays them out", "[quant]") {
+  // Element j < 16 is the low nibble of qs[j], element j >= 16 the high nibble of qs[j - 16];
+  // the fifth bit of element j is bit j of qh (little endian).
+  const std::uint16_t d = fp32_to_fp16(0.5f), m = fp32_to_fp16(-2.0f);
+  std::uint8_t qs[16];
+  for (int j = 0; j < 16; ++j) qs[j] = std::uint8_t(j | ((15 - j) << 4));
+  const std::uint8_t qh[4] = {0x01, 0x00, 0x00, 0x80};  // element 0 and element 31
+  auto nib = [](int j) { return j < 16 ? j : 15 - (j - 16); };
+  auto fifth = [](int j) { return j == 0 || j == 31 ? 16 : 0; };
+  float out[32];
+
+  BlockQ4_1 b41{d, m, {}};
+  std::memcpy(b41.qs, qs, 16);
+  dequantize_row_q4_1(&b41, out, 32);
+  for (int j = 0; j < 32; ++j) CHECK(out[j] == 0.5f * float(nib(j)) - 2.0f);
+
+  BlockQ5_0 b50{d, {}, {}};
+  std::memcpy(b50.qh, qh, 4), std::memcpy(b50.qs, qs, 16);
+  dequantize_row_q5_0(&b50, out, 32);
+  for (int j = 0; j < 32; ++j) CHECK(out[j] == 0.5f * float(nib(j) + fifth(j) - 16));
+
+  BlockQ5_1 b51{d, m, {}, {}};
+  std::memcpy(b51.qh, qh, 4), std::memcpy(b51.qs, qs, 16);
+  dequantize_row_q5_1(&b51, out, 32);
+  for (int j = 0; j < 32; ++j) CHECK(out[j] == 0.5f * float(nib(j) + fifth(j)) - 2.0f);
+
+  BlockIq4Nl bnl{d, {}};
+  std::memcpy(bnl.qs, qs, 16);
+  dequantize_row_iq4_nl(&bnl, out, 32);
+  CHECK(out[0] == 0.5f * -127);   // level 0
+  CHECK(out[15] == 0.5f * 113);   // level 15
+  CHECK(out[16] == 0.5f * 113);   // high nibble of qs[0]: 15
+  CHECK(out[8] == 0.5f * 1);      // level 8
 }
