@@ -1,5 +1,5 @@
 // The only file that lists which kernels exist. Rows are in TensorType order (checked below);
-// formats without kernels (q4_1, iq*, ...) have no row and the engine refuses to load them.
+// formats without kernels (q2_k, q3_k, the iq2/iq3 families, ...) have no row and the engine refuses to load them.
 #include "engine/quant/kernel_table.hpp"
 
 #include "engine/quant/cpu_features.hpp"
@@ -37,11 +37,14 @@ constexpr std::array k_table = {
     FormatKernels{T::q4_0, T::q8_0, quantize_row_q4_0, dequantize_row_q4_0, dot_q4_0_q8_0_ref,
                   TRILEMMA_X86(dot_q4_0_q8_0_avx2), TRILEMMA_NEON(dot_q4_0_q8_0_neon), 1e-5f, 0.09f,
                   pack_row_q4_0_x4, TRILEMMA_X86(tile_q4_0_x4_avx512vnni), TRILEMMA_NEON(dot_q4_0_q8_0_dotprod)},
-    FormatKernels{T::q4_1, T::q8_0, quantize_row_q4_1, dequantize_row_q4_1, dot_q4_1_q8_0_ref, nullptr, nullptr,
+    FormatKernels{T::q4_1, T::q8_0, quantize_row_q4_1, dequantize_row_q4_1, dot_q4_1_q8_0_ref,
+                  TRILEMMA_X86(dot_q4_1_q8_0_avx2), TRILEMMA_NEON(dot_q4_1_q8_0_neon),
                   1e-5f, 0.08f},
-    FormatKernels{T::q5_0, T::q8_0, quantize_row_q5_0, dequantize_row_q5_0, dot_q5_0_q8_0_ref, nullptr, nullptr,
+    FormatKernels{T::q5_0, T::q8_0, quantize_row_q5_0, dequantize_row_q5_0, dot_q5_0_q8_0_ref,
+                  TRILEMMA_X86(dot_q5_0_q8_0_avx2), TRILEMMA_NEON(dot_q5_0_q8_0_neon),
                   1e-5f, 0.044f},
-    FormatKernels{T::q5_1, T::q8_0, quantize_row_q5_1, dequantize_row_q5_1, dot_q5_1_q8_0_ref, nullptr, nullptr,
+    FormatKernels{T::q5_1, T::q8_0, quantize_row_q5_1, dequantize_row_q5_1, dot_q5_1_q8_0_ref,
+                  TRILEMMA_X86(dot_q5_1_q8_0_avx2), TRILEMMA_NEON(dot_q5_1_q8_0_neon),
                   1e-5f, 0.039f},
     FormatKernels{T::q4_k, T::q8_0, quantize_row_q4_k, dequantize_row_q4_k, dot_q4_k_q8_0_ref, nullptr, nullptr,
                   1e-5f, 0.085f},
@@ -49,7 +52,8 @@ constexpr std::array k_table = {
                   1e-5f, 0.042f},
     FormatKernels{T::q6_k, T::q8_0, quantize_row_q6_k, dequantize_row_q6_k, dot_q6_k_q8_0_ref, nullptr, nullptr,
                   1e-5f, 0.021f},
-    FormatKernels{T::iq4_nl, T::q8_0, quantize_row_iq4_nl, dequantize_row_iq4_nl, dot_iq4_nl_q8_0_ref, nullptr, nullptr,
+    FormatKernels{T::iq4_nl, T::q8_0, quantize_row_iq4_nl, dequantize_row_iq4_nl, dot_iq4_nl_q8_0_ref,
+                  TRILEMMA_X86(dot_iq4_nl_q8_0_avx2), TRILEMMA_NEON(dot_iq4_nl_q8_0_neon),
                   1e-5f, 0.083f},
     FormatKernels{T::tq3_t, T::q8_0, quantize_row_tq3_t, dequantize_row_tq3_t, dot_tq3_t_q8_0_ref,
                   TRILEMMA_X86(dot_tq3_t_q8_0_avx2), TRILEMMA_NEON(dot_tq3_t_q8_0_neon), 1e-5f, 0.2f},

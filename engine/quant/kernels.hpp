@@ -71,6 +71,10 @@ float dot_f16_f32_avx2(const void* w, const void* a, std::int64_t n);
 float dot_bf16_f32_avx2(const void* w, const void* a, std::int64_t n);
 float dot_q8_0_q8_0_avx2(const void* w, const void* a, std::int64_t n);
 float dot_q4_0_q8_0_avx2(const void* w, const void* a, std::int64_t n);
+float dot_q4_1_q8_0_avx2(const void* w, const void* a, std::int64_t n);
+float dot_q5_0_q8_0_avx2(const void* w, const void* a, std::int64_t n);
+float dot_q5_1_q8_0_avx2(const void* w, const void* a, std::int64_t n);
+float dot_iq4_nl_q8_0_avx2(const void* w, const void* a, std::int64_t n);
 float dot_tq3_t_q8_0_avx2(const void* w, const void* a, std::int64_t n);
 float dot_tq2_t_q8_0_avx2(const void* w, const void* a, std::int64_t n);
 
@@ -88,6 +92,10 @@ float dot_q8_0_q8_0_neon(const void* w, const void* a, std::int64_t n);
 float dot_q4_0_q8_0_neon(const void* w, const void* a, std::int64_t n);
 float dot_f16_f32_neon(const void* w, const void* a, std::int64_t n);
 float dot_bf16_f32_neon(const void* w, const void* a, std::int64_t n);
+float dot_q4_1_q8_0_neon(const void* w, const void* a, std::int64_t n);
+float dot_q5_0_q8_0_neon(const void* w, const void* a, std::int64_t n);
+float dot_q5_1_q8_0_neon(const void* w, const void* a, std::int64_t n);
+float dot_iq4_nl_q8_0_neon(const void* w, const void* a, std::int64_t n);
 float dot_tq3_t_q8_0_neon(const void* w, const void* a, std::int64_t n);
 float dot_tq2_t_q8_0_neon(const void* w, const void* a, std::int64_t n);
 // engine/simd/neon_dotprod/dot_neon_dotprod.cpp (ARMv8.2 dotprod; aarch64 builds only, picked at

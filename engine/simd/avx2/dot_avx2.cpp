@@ -91,6 +91,39 @@ __m256i codes(const BlockQ4_0& b) {
   return _mm256_sub_epi8(_mm256_and_si256(set_m128i(_mm_srli_epi16(v, 4), v), _mm256_set1_epi8(0x0F)), _mm256_set1_epi8(8));
 }
 
+// The 32 nibbles of a Q4_0-style block, element order (low nibbles, then high), unsigned.
+__m256i nibbles(const std::uint8_t* qs) {
+  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
+  return _mm256_and_si256(set_m128i(_mm_srli_epi16(v, 4), v), _mm256_set1_epi8(0x0F));
+}
+// Q5_0/Q5_1 codes 0..31: the nibbles with the fifth bit from qh.
+__m256i codes5(const std::uint8_t* qs, const std::uint8_t* qh) {
+  return _mm256_or_si256(nibbles(qs), _mm256_and_si256(bytes_from_bits_32(qh), _mm256_set1_epi8(0x10)));
+}
+__m256i codes(const BlockQ5_0& b) { return _mm256_sub_epi8(codes5(b.qs, b.qh), _mm256_set1_epi8(16)); }
+// IQ4_NL: each nibble looks its level up in a 16-entry table (one shuffle).
+__m256i codes(const BlockIq4Nl& b) {
+  const __m128i table = _mm_loadu_si128(reinterpret_cast<const __m128i*>(k_iq4nl_values));
+  return _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(table), nibbles(b.qs));
+}
+// Unsigned codes of the min/max formats.
+__m256i unsigned_codes(const BlockQ4_1& b) { return nibbles(b.qs); }
+__m256i unsigned_codes(const BlockQ5_1& b) { return codes5(b.qs, b.qh); }
+
+// x = d * q + m blocks: dy * (d * sum(q * y) + m * sum(y)) per block, as the reference.
+template <class Block>
+float dot_min_blocks_q8_0(const Block* x, const BlockQ8_0* y, std::int64_t nb) {
+  const __m256i ones = _mm256_set1_epi8(1);
+  __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+  for (std::int64_t i = 0; i < nb; ++i) {
+    const __m256i qy = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y[i].qs));
+    const float dy = fp16(y[i].d);
+    acc0 = _mm256_fmadd_ps(_mm256_set1_ps(dy * fp16(x[i].d)), _mm256_cvtepi32_ps(dot_u8(unsigned_codes(x[i]), qy)), acc0);
+    acc1 = _mm256_fmadd_ps(_mm256_set1_ps(dy * fp16(x[i].m)), _mm256_cvtepi32_ps(dot_u8(ones, qy)), acc1);
+  }
+  return hsum(_mm256_add_ps(acc0, acc1));
+}
+
 // One weight row against one Q8_0 activation row; two blocks per step on two accumulators
 // so the FMA latency chain does not bound the stream rate (decode is a memory stream).
 template <class Block>
@@ -117,6 +150,18 @@ float dot_q8_0_q8_0_avx2(const void* w, const void* a, std::int64_t n) {
 }
 float dot_q4_0_q8_0_avx2(const void* w, const void* a, std::int64_t n) {
   return dot_blocks_q8_0(static_cast<const BlockQ4_0*>(w), static_cast<const BlockQ8_0*>(a), n / k_qk4_0);
+}
+float dot_q5_0_q8_0_avx2(const void* w, const void* a, std::int64_t n) {
+  return dot_blocks_q8_0(static_cast<const BlockQ5_0*>(w), static_cast<const BlockQ8_0*>(a), n / k_qk4_0);
+}
+float dot_iq4_nl_q8_0_avx2(const void* w, const void* a, std::int64_t n) {
+  return dot_blocks_q8_0(static_cast<const BlockIq4Nl*>(w), static_cast<const BlockQ8_0*>(a), n / k_qk4_0);
+}
+float dot_q4_1_q8_0_avx2(const void* w, const void* a, std::int64_t n) {
+  return dot_min_blocks_q8_0(static_cast<const BlockQ4_1*>(w), static_cast<const BlockQ8_0*>(a), n / k_qk4_0);
+}
+float dot_q5_1_q8_0_avx2(const void* w, const void* a, std::int64_t n) {
+  return dot_min_blocks_q8_0(static_cast<const BlockQ5_1*>(w), static_cast<const BlockQ8_0*>(a), n / k_qk4_0);
 }
 namespace {
 

@@ -27,14 +27,57 @@ void unpack_low2(const std::uint8_t* plane, uint8x16_t c[4]) {
   c[3] = vshrq_n_u8(v, 6);
 }
 
-// tq3_t's third bit: bit i % 8 of qh[i / 8] becomes 4 in code i (VTST against one bit a lane).
-void add_high_bit(const std::uint8_t* qh, uint8x16_t c[4]) {
+// Bit i % 8 of bytes[i / 8] as `value` in byte i of 16 (VTST against one bit a lane).
+uint8x16_t bits_to_bytes(const std::uint8_t* bytes, std::uint8_t value) {
   static constexpr std::uint8_t k_bit[16] = {1, 2, 4, 8, 16, 32, 64, 128, 1, 2, 4, 8, 16, 32, 64, 128};
-  const uint8x16_t bit = vld1q_u8(k_bit), four = vdupq_n_u8(4);
-  for (int k = 0; k < 4; ++k) {
-    const uint8x16_t planes = vcombine_u8(vdup_n_u8(qh[2 * k]), vdup_n_u8(qh[2 * k + 1]));
-    c[k] = vorrq_u8(c[k], vandq_u8(vtstq_u8(planes, bit), four));
+  const uint8x16_t planes = vcombine_u8(vdup_n_u8(bytes[0]), vdup_n_u8(bytes[1]));
+  return vandq_u8(vtstq_u8(planes, vld1q_u8(k_bit)), vdupq_n_u8(value));
+}
+
+// tq3_t's third bit: bit i % 8 of qh[i / 8] becomes 4 in code i.
+void add_high_bit(const std::uint8_t* qh, uint8x16_t c[4]) {
+  for (int k = 0; k < 4; ++k) c[k] = vorrq_u8(c[k], bits_to_bytes(qh + 2 * k, 4));
+}
+
+// A 32-weight block's codes: lo = elements 0..15 (low nibbles), hi = 16..31 (high nibbles);
+// Q5_0/Q5_1 add the fifth bit of element j from bit j of qh.
+struct Codes32 {
+  uint8x16_t lo, hi;
+};
+Codes32 nibbles(const std::uint8_t* qs) {
+  const uint8x16_t v = vld1q_u8(qs);
+  return {vandq_u8(v, vdupq_n_u8(0x0F)), vshrq_n_u8(v, 4)};
+}
+Codes32 codes5(const std::uint8_t* qs, const std::uint8_t* qh) {
+  const Codes32 c = nibbles(qs);
+  return {vorrq_u8(c.lo, bits_to_bytes(qh, 0x10)), vorrq_u8(c.hi, bits_to_bytes(qh + 2, 0x10))};
+}
+
+// x = d * value blocks (Q5_0, IQ4_NL): `values` gives the signed int8 values of block i.
+template <class Block, class Values>
+float dot_scale_blocks(const Block* x, const BlockQ8_0* y, std::int64_t nb, Values values) {
+  float sum = 0.0f;
+  for (std::int64_t i = 0; i < nb; ++i) {
+    int8x16_t lo, hi;
+    values(x[i], lo, hi);
+    const int32x4_t s = vaddq_s32(dot_i8x16(lo, vld1q_s8(y[i].qs)), dot_i8x16(hi, vld1q_s8(y[i].qs + 16)));
+    sum += float(vaddvq_s32(s)) * (fp16_to_fp32(x[i].d) * fp16_to_fp32(y[i].d));
   }
+  return sum;
+}
+
+// x = d * q + m blocks (Q4_1, Q5_1): dy * (d * sum(q * y) + m * sum(y)), as the reference.
+template <class Block, class CodesOf>
+float dot_min_blocks(const Block* x, const BlockQ8_0* y, std::int64_t nb, CodesOf codes_of) {
+  float sum = 0.0f;
+  for (std::int64_t i = 0; i < nb; ++i) {
+    const Codes32 c = codes_of(x[i]);
+    const int8x16_t y0 = vld1q_s8(y[i].qs), y1 = vld1q_s8(y[i].qs + 16);
+    const int32x4_t qy = vaddq_s32(dot_i8x16(vreinterpretq_s8_u8(c.lo), y0), dot_i8x16(vreinterpretq_s8_u8(c.hi), y1));
+    const int sy = vaddlvq_s16(vaddq_s16(vpaddlq_s8(y0), vpaddlq_s8(y1)));
+    sum += fp16_to_fp32(y[i].d) * (fp16_to_fp32(x[i].d) * float(vaddvq_s32(qy)) + fp16_to_fp32(x[i].m) * float(sy));
+  }
+  return sum;
 }
 
 // One tq block's codes (0..7, so they are valid int8) against its two Q8_0 activation blocks:
@@ -124,6 +167,33 @@ float dot_q4_0_q8_0_neon(const void* w, const void* a, std::int64_t n) {
     sum += float(vaddvq_s32(s)) * (fp16_to_fp32(x[i].d) * fp16_to_fp32(y[i].d));
   }
   return sum;
+}
+
+float dot_q4_1_q8_0_neon(const void* w, const void* a, std::int64_t n) {
+  return dot_min_blocks(static_cast<const BlockQ4_1*>(w), static_cast<const BlockQ8_0*>(a), n / k_qk4_0,
+                        [](const BlockQ4_1& b) { return nibbles(b.qs); });
+}
+float dot_q5_1_q8_0_neon(const void* w, const void* a, std::int64_t n) {
+  return dot_min_blocks(static_cast<const BlockQ5_1*>(w), static_cast<const BlockQ8_0*>(a), n / k_qk4_0,
+                        [](const BlockQ5_1& b) { return codes5(b.qs, b.qh); });
+}
+float dot_q5_0_q8_0_neon(const void* w, const void* a, std::int64_t n) {
+  return dot_scale_blocks(static_cast<const BlockQ5_0*>(w), static_cast<const BlockQ8_0*>(a), n / k_qk4_0,
+                          [](const BlockQ5_0& b, int8x16_t& lo, int8x16_t& hi) {
+                            const Codes32 c = codes5(b.qs, b.qh);
+                            lo = vsubq_s8(vreinterpretq_s8_u8(c.lo), vdupq_n_s8(16));
+                            hi = vsubq_s8(vreinterpretq_s8_u8(c.hi), vdupq_n_s8(16));
+                          });
+}
+// IQ4_NL: each nibble looks its level up in the 16-entry table (one TBL).
+float dot_iq4_nl_q8_0_neon(const void* w, const void* a, std::int64_t n) {
+  return dot_scale_blocks(static_cast<const BlockIq4Nl*>(w), static_cast<const BlockQ8_0*>(a), n / k_qk4_0,
+                          [](const BlockIq4Nl& b, int8x16_t& lo, int8x16_t& hi) {
+                            const int8x16_t table = vld1q_s8(k_iq4nl_values);
+                            const Codes32 c = nibbles(b.qs);
+                            lo = vqtbl1q_s8(table, c.lo);
+                            hi = vqtbl1q_s8(table, c.hi);
+                          });
 }
 
 float dot_tq3_t_q8_0_neon(const void* w, const void* a, std::int64_t n) {
