@@ -1,5 +1,9 @@
 #include "engine/model/model.hpp"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -30,6 +34,15 @@ bool WeightStorage::owns(const std::byte* p, std::size_t bytes) const {
     if (p >= b && p + bytes <= b + m_sizes[i]) return true;
   }
   return false;
+}
+
+void WeightStorage::release_mapped(const std::byte* p, std::size_t bytes) const {
+  if (p == nullptr || bytes == 0 || owns(p, bytes)) return;
+  const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
+  const auto begin = (reinterpret_cast<std::uintptr_t>(p) + page - 1) / page * page;
+  const auto end = (reinterpret_cast<std::uintptr_t>(p) + bytes) / page * page;
+  // Advisory: on failure the pages simply stay resident.
+  if (end > begin) (void)madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
 }
 
 namespace {

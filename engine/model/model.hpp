@@ -47,6 +47,10 @@ class WeightStorage {
   // Whether [p, p + bytes) lies in a buffer allocate() returned (so it may be rewritten).
   bool owns(const std::byte* p, std::size_t bytes) const;
   void keep(std::shared_ptr<const void> owner) { m_owners.push_back(std::move(owner)); }
+  // [p, p + bytes) of a kept mapping was copied and will not be read again: hands its whole
+  // pages back to the kernel, so a repacked model is not resident twice (the file's pages
+  // stay in the page cache; a later read would fault them in again). Owned buffers are untouched.
+  void release_mapped(const std::byte* p, std::size_t bytes) const;
   std::uint64_t allocated_bytes() const;  // of the buffers allocate() returned
 
  private:

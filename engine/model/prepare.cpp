@@ -42,8 +42,10 @@ Result<Matrix> prepare_matrix(Model& model, const std::string& name, const Matri
     return make_error(ErrorKind::input, model.name, name,
                       "tensor type " + std::string(info(src.type).name) + " has no kernels in this engine");
   if (!target || *target == src.type) return src;
-  return build_matrix(model, name, src.rows, src.cols, *target, pool,
-                      [&](std::int64_t r, float* row) { from->dequantize(src.row(r), row, src.cols); });
+  auto out = build_matrix(model, name, src.rows, src.cols, *target, pool,
+                          [&](std::int64_t r, float* row) { from->dequantize(src.row(r), row, src.cols); });
+  if (out) model.storage->release_mapped(src.data, src.bytes());
+  return out;
 }
 
 void pack_for_isa(Model& model, Isa isa, ThreadPool& pool) {
@@ -60,6 +62,8 @@ void pack_for_isa(Model& model, Isa isa, ThreadPool& pool) {
         for (std::int64_t r = begin; r < end; ++r)
           k.pack_x4(src.row(r), const_cast<std::uint8_t*>(w.x4_codes(r)), const_cast<std::uint16_t*>(w.x4_scales(r)), src.cols);
       });
+      // The tied embedding still reads its rows from the mapping; anything else is done with it.
+      if (!shared) model.storage->release_mapped(src.data, src.bytes());
       return;
     }
     // In place, one pass in row order: row r's codes land at r * code_bytes < r * row_bytes,
