@@ -169,8 +169,10 @@ void add_weight_term(AccuracyEstimate& a, const LossTraits& traits, WeightFormat
     widen(ppl, fit->within_model_error.low, fit->within_model_error.high);
     how += "; calibrated x" + short_number(k, 3) + " by a measured KLD of this model (--measured-kl)";
   } else {
-    widen(kld, fit->error.low, fit->error.high);
-    widen(ppl, fit->error.low, fit->error.high);
+    const Range& kld_error = fit->error_of(LossMetric::kld);
+    const Range& ppl_error = fit->error_of(LossMetric::ppl_delta_pct);
+    widen(kld, kld_error.low, kld_error.high);
+    widen(ppl, ppl_error.low, ppl_error.high);
   }
   if (!traits.calibration && (!traits.training_tokens || traits.tokens_imputed)) {
     // Unknown or imputed pre-training tokens: the range spans the fewest and the most any

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "accuracy/loss_fit.hpp"
+#include "types/deployment.hpp"
 
 namespace trilemma::accuracy {
 namespace {
@@ -107,10 +108,17 @@ KvLossTable kv_loss_table(const std::vector<measurements::LossRow>& rows, const 
   return table;
 }
 
+std::vector<TensorType> quantized_kv_formats() {
+  std::vector<TensorType> out;
+  for (const TensorType t : kv_formats())
+    if (t != TensorType::f32 && t != TensorType::f16) out.push_back(t);
+  return out;
+}
+
 const KvLoss* builtin_kv_loss(TensorType kv_type) {
   static const KvLossTable table = [] {
     const LossFit* fit = builtin_loss_fit();
-    return fit ? kv_loss_table(builtin_loss_rows(), {TensorType::q8_0, TensorType::q4_0}, fit->knee) : KvLossTable{};
+    return fit ? kv_loss_table(builtin_loss_rows(), quantized_kv_formats(), fit->knee) : KvLossTable{};
   }();
   for (const auto& t : table.types)
     if (t.type == kv_type) return &t;

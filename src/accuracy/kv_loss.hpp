@@ -39,6 +39,10 @@ struct KvLossTable {
 KvLossTable kv_loss_table(const std::vector<measurements::LossRow>& rows, const std::vector<TensorType>& types,
                           double knee);
 
+// The quantized cache types among the planner's KV formats (types/deployment.hpp): the ones
+// the table has a term for.
+std::vector<TensorType> quantized_kv_formats();
+
 // The KV cache types the planner offers, from the built-in data; nullptr for f16/f32 caches, a
 // type without measurements, or when the data do not load.
 const KvLoss* builtin_kv_loss(TensorType kv_type);

@@ -41,7 +41,10 @@ constexpr double k_format_ridge = 0.3;
 // "Points" are MMLU points throughout (the cap at chance, the profiles' budgets); easier
 // benchmarks (commonsense QA averages) lose a third of that at the same perplexity increase.
 constexpr std::string_view k_points_benchmark = "mmlu";
-constexpr double k_family_weight_power = 0.5;  // keeps formats seen once from running away; small beside the data
+constexpr double k_family_weight_power = 0.5;
+// Fewest held-out errors of one metric that set that metric's own range: ten points put the
+// 10th and 90th percentiles on the second-lowest and the highest-but-one error.
+constexpr std::size_t k_min_metric_errors = 10;  // keeps formats seen once from running away; small beside the data
 
 double quantile(std::vector<double> v, double q) {
   if (v.empty()) return 0;
@@ -262,15 +265,28 @@ LossFit fit_loss(const std::vector<LossObservation>& observations, std::string_v
   if (!with_ranges) return fit;
   // Held-out errors of each remaining family under a fit without it: what a new family meets.
   std::vector<double> errors;
+  std::array<std::vector<double>, 2> metric_errors;
+  std::array<std::set<std::string>, 2> metric_families;
   for (const auto& family : families) {
     std::vector<const LossObservation*> inner;
     for (const auto* o : train)
       if (o->family != family) inner.push_back(o);
     const LossFit f = fit_points(inner);
     for (const auto* o : train)
-      if (o->family == family) errors.push_back(std::log(o->measured / predicted(f, *o)));
+      if (o->family == family) {
+        errors.push_back(std::log(o->measured / predicted(f, *o)));
+        metric_errors[std::size_t(o->metric)].push_back(errors.back());
+        metric_families[std::size_t(o->metric)].insert(family);
+      }
   }
-  fit.error = {std::exp(quantile(errors, 0.1)), std::exp(quantile(errors, 0.5)), std::exp(quantile(errors, 0.9))};
+  const auto percentiles = [](const std::vector<double>& e) {
+    return Range{std::exp(quantile(e, 0.1)), std::exp(quantile(e, 0.5)), std::exp(quantile(e, 0.9))};
+  };
+  fit.error = percentiles(errors);
+  for (std::size_t m = 0; m < metric_errors.size(); ++m)
+    fit.metric_error[m] = metric_errors[m].size() >= k_min_metric_errors && metric_families[m].size() >= 2
+                              ? percentiles(metric_errors[m])
+                              : fit.error;
   std::map<std::string, std::vector<double>> by_model;
   for (const auto* o : train)
     if (o->row) by_model[o->row->model].push_back(std::log(o->measured / predicted(fit, *o)));

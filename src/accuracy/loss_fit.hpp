@@ -83,6 +83,11 @@ struct LossFit {
   double knee = 0;              // nats
   double default_tokens = 0;    // the training points' median, for models without a published D
   Range error{1, 1, 1};         // measured / predicted: 10th, 50th, 90th percentile, held-out families
+  // The same per metric (indexed by LossMetric), from that metric's held-out errors alone when
+  // they are enough (k_min_metric_errors from 2+ families), else `error`: a KLD is predicted
+  // without the KLD-to-perplexity map's scatter, so its range is narrower.
+  std::array<Range, 2> metric_error{Range{1, 1, 1}, Range{1, 1, 1}};
+  const Range& error_of(LossMetric m) const { return metric_error[std::size_t(m)]; }
   // The same for a model calibrated at one format and predicted at another: percentiles of the
   // differences between two residuals of one model (published models with several formats).
   Range within_model_error{1, 1, 1};

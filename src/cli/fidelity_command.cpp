@@ -106,9 +106,11 @@ void print_summary(const std::string& name, const fidelity::LossSummary& s) {
 }
 
 json loss_fit_json(const accuracy::LossFit& fit) {
+  const auto range = [](const Range& r) { return json::array({r.low, r.mid, r.high}); };
   return {{"points", fit.points}, {"families", fit.families}, {"format_ln_kld", fit.format_ln_kld},
           {"a_size", fit.a_size}, {"a_tokens", fit.a_tokens}, {"a_bits", fit.a_bits}, {"a_imatrix", fit.a_imatrix}, {"a_moe", fit.a_moe}, {"knee", fit.knee}, {"default_tokens", fit.default_tokens},
-          {"error", {fit.error.low, fit.error.mid, fit.error.high}}};
+          {"error", range(fit.error)}, {"kld_error", range(fit.error_of(accuracy::LossMetric::kld))},
+          {"ppl_error", range(fit.error_of(accuracy::LossMetric::ppl_delta_pct))}};
 }
 
 void print_loss_fit(const accuracy::LossFit& fit) {
@@ -116,8 +118,12 @@ void print_loss_fit(const accuracy::LossFit& fit) {
             << "  ln KLD = c[format] + " << fixed(fit.a_size, 3) << " ln(P/8B) + " << fixed(fit.a_tokens, 3) << " ln(D/15T) + "
             << fixed(fit.a_bits, 3) << " dbits + " << fixed(fit.a_imatrix, 3) << " imatrix + " << fixed(fit.a_moe, 3)
             << " ln(total/active)\n  knee " << fixed(fit.knee, 4) << " nats; tokens when unpublished " << fixed(fit.default_tokens / 1e12, 1)
-            << "T; measured/predicted 10/50/90%: " << fixed(fit.error.low, 2) << " / " << fixed(fit.error.mid, 2) << " / "
-            << fixed(fit.error.high, 2) << "\n  c[format] (KLD at Llama-3-8B's traits):";
+            << "T\n  measured/predicted 10/50/90%, held-out families: KLD "
+            << fixed(fit.error_of(accuracy::LossMetric::kld).low, 2) << " / " << fixed(fit.error_of(accuracy::LossMetric::kld).mid, 2)
+            << " / " << fixed(fit.error_of(accuracy::LossMetric::kld).high, 2) << ", perplexity "
+            << fixed(fit.error_of(accuracy::LossMetric::ppl_delta_pct).low, 2) << " / "
+            << fixed(fit.error_of(accuracy::LossMetric::ppl_delta_pct).mid, 2) << " / "
+            << fixed(fit.error_of(accuracy::LossMetric::ppl_delta_pct).high, 2) << "\n  c[format] (KLD at Llama-3-8B's traits):";
   int i = 0;
   for (const auto& [format, c] : fit.format_ln_kld) std::cout << (i++ % 6 ? "  " : "\n    ") << pad(format, 8) << fixed(std::exp(c), 4);
   std::cout << "\n";
@@ -125,7 +131,7 @@ void print_loss_fit(const accuracy::LossFit& fit) {
 
 // `fidelity --accuracy`: the accuracy model against data/measurements/loss.csv.
 accuracy::KvLossTable kv_table(const std::vector<measurements::LossRow>& rows, const accuracy::LossFit& fit) {
-  return accuracy::kv_loss_table(rows, {TensorType::q8_0, TensorType::q4_0}, fit.knee);
+  return accuracy::kv_loss_table(rows, accuracy::quantized_kv_formats(), fit.knee);
 }
 
 json kv_table_json(const accuracy::KvLossTable& t) {

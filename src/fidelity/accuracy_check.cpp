@@ -54,13 +54,11 @@ AccuracyReport check_accuracy(const std::vector<measurements::LossRow>& rows,
     Range predicted;
     if (method == AccuracyMethod::leave_one_family_out) {
       const auto& fit = fits.at(o.family);
-      const auto kld = accuracy::predict_kld(fit, o.format, o.traits);
-      if (!kld) {
-        ++report.skipped["formats measured only in the held-out family"];
-        continue;
-      }
-      const double mid = o.metric == accuracy::LossMetric::kld ? *kld : accuracy::ppl_pct_from_kld(*kld, fit.knee);
-      predicted = {mid * fit.error.low, mid, mid * fit.error.high};
+      // Every observation's format has reference bits (loss_observations), so a fit predicts it:
+      // from its own constant, or from its format family's line when only this family measured it.
+      const double kld = *accuracy::predict_kld(fit, o.format, o.traits);
+      const double mid = o.metric == accuracy::LossMetric::kld ? kld : accuracy::ppl_pct_from_kld(kld, fit.knee);
+      predicted = {mid * fit.error_of(o.metric).low, mid, mid * fit.error_of(o.metric).high};
     } else {
       const auto weights = weight_format_from_name(o.format);
       if (!weights) {

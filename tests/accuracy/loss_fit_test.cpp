@@ -108,6 +108,28 @@ TEST_CASE("accuracy: the fit recovers the coefficients of exact data", "[accurac
   CHECK(*accuracy::predict_kld(without_c, "q8_0", obs[13].traits) == Approx(obs[13].measured).epsilon(0.05));
 }
 
+TEST_CASE("accuracy: each metric's range comes from its own held-out errors when there are enough", "[accuracy]") {
+  auto obs = exact_observations();  // 30 KLD points, 6 families
+  const auto only_kld = accuracy::fit_loss(obs);
+  // One metric: its own errors are the pooled ones; a metric without points falls back to them.
+  CHECK(only_kld.error_of(LossMetric::kld).low == only_kld.error.low);
+  CHECK(only_kld.error_of(LossMetric::kld).high == only_kld.error.high);
+  CHECK(only_kld.error_of(LossMetric::ppl_delta_pct).high == only_kld.error.high);
+  // Five perplexity rows of one more family, far off what the KLD rows predict (+1000%): they
+  // dominate the pooled 90th percentile, the KLD range stays near the exact data's 1, and the
+  // perplexity range (5 points, one family: too few) is the pooled one.
+  for (const char* format : {"q4_k_m", "q6_k", "q3_k_m", "q8_0", "q4_0"}) {
+    auto o = observation("z", format, 8e9, 15e12, 0);
+    o.metric = LossMetric::ppl_delta_pct, o.measured = 1000;
+    obs.push_back(o);
+  }
+  const auto mixed = accuracy::fit_loss(obs);
+  CHECK(mixed.error.high > 5);
+  CHECK(mixed.error_of(LossMetric::kld).high < 0.5 * mixed.error.high);
+  CHECK(mixed.error_of(LossMetric::ppl_delta_pct).low == mixed.error.low);
+  CHECK(mixed.error_of(LossMetric::ppl_delta_pct).high == mixed.error.high);
+}
+
 TEST_CASE("accuracy: a format measured once leans on its family's line", "[accuracy]") {
   auto obs = exact_observations();
   // Q5_K_S measured once, at twice what the line says.
@@ -152,7 +174,8 @@ TEST_CASE("accuracy: the built-in fit and the estimate's terms", "[accuracy]") {
   CHECK(a2.kld.mid < a3.kld.mid);  // Llama-2 (2T tokens) loses less than Llama-3 (15T)
   CHECK(a3.kld.mid == Approx(*accuracy::predict_kld(*fit, "q4_k_m", llama3)));
   CHECK(a3.ppl_delta_pct.mid == Approx(accuracy::ppl_pct_from_kld(a3.kld.mid, fit->knee)));
-  CHECK(a3.kld.low == Approx(a3.kld.mid * fit->error.low));
+  CHECK(a3.kld.low == Approx(a3.kld.mid * fit->error_of(LossMetric::kld).low));
+  CHECK(a3.ppl_delta_pct.high == Approx(a3.ppl_delta_pct.mid * fit->error_of(LossMetric::ppl_delta_pct).high));
   REQUIRE_FALSE(basis.empty());
   CHECK(basis[0].find("fitted loss model") != std::string::npos);
   CHECK(basis[0].find("extrapolating") == std::string::npos);

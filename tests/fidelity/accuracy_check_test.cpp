@@ -75,13 +75,15 @@ TEST_CASE("fidelity::check_accuracy: leave one family out on the built-in loss d
   const auto& kld = report.by_metric.at("kld_mean");
   CHECK(ppl.points >= 100);
   CHECK(report.by_family.at("ppl_delta_pct").size() >= 8);
-  // The figures of docs/fidelity.md (1.46x, 1.27x, 78% and 87% inside) with a small margin:
+  // The figures of docs/fidelity.md (1.56x, 1.46x, 74% and 84% inside) with a small margin:
   // tighten them when the model improves. The issue's target is 1.3x and 75-85% inside.
-  CHECK(ppl.median_ratio_error <= 1.50);
-  CHECK(kld.median_ratio_error <= 1.30);
-  CHECK(ppl.inside >= 0.74);
+  // Loosened from 1.50x / 1.30x when 50 rows of new families and Llama-3-70B joined the
+  // dataset (docs/fidelity.md).
+  CHECK(ppl.median_ratio_error <= 1.60);
+  CHECK(kld.median_ratio_error <= 1.50);
+  CHECK(ppl.inside >= 0.72);
   CHECK(ppl.inside <= 0.90);
-  CHECK(kld.inside >= 0.74);
+  CHECK(kld.inside >= 0.75);
   CHECK(kld.inside <= 0.92);
   // The first, unfitted model on the same rows is worse: the fit earns its place.
   const auto priors = fidelity::check_accuracy(*rows, *tokens, fidelity::AccuracyMethod::priors);
