@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <new>
+#include <set>
 
 #include "engine/gguf/gguf_writer.hpp"
 #include "types/weight_format.hpp"
@@ -32,7 +33,8 @@ std::string kernels_used(const Model& m, Isa isa) {
   std::vector<std::pair<std::uint64_t, Isa>> used;  // bytes per ISA
   const auto note = [&](const Matrix& w) {
     const FormatKernels& k = *find_kernels(w.type);
-    const Isa column = w.x4 ? Isa::avx512vnni : dot_isa(k, isa == Isa::avx512vnni ? Isa::avx2 : isa);
+    const bool avx512 = w.x4 || select_rows(k, isa) != nullptr;
+    const Isa column = avx512 ? Isa::avx512vnni : dot_isa(k, isa == Isa::avx512vnni ? Isa::avx2 : isa);
     auto it = std::find_if(used.begin(), used.end(), [&](const auto& u) { return u.second == column; });
     if (it == used.end()) used.emplace_back(w.bytes(), column);
     else it->first += w.bytes();
@@ -189,7 +191,9 @@ Result<GenerateReport> generate_impl(const GenerateOptions& o, const std::functi
   const KvStats ks = tf.cache().stats();
   r.kv_allocated_bytes = ks.allocated_bytes, r.kv_used_bytes = ks.used_bytes, r.kv_spilled_bytes = ks.spilled_bytes;
   r.kv_slow_read_bytes = ks.slow_read_bytes, r.kv_slow_write_bytes = ks.slow_write_bytes;
-  r.memory.weights = std::max(m.weight_bytes(), m.storage->allocated_bytes());
+  std::set<int> looked_up(r.prompt_tokens.begin(), r.prompt_tokens.end());
+  looked_up.insert(r.tokens.begin(), r.tokens.end());
+  r.memory.weights = m.resident_weight_bytes(looked_up.size());
   r.memory.kv_resident = ks.allocated_bytes + draft_kv;
   r.memory.kv_spilled = ks.spilled_bytes + draft_spilled;
   r.memory.scratch = tf.scratch_bytes() + draft_scratch;

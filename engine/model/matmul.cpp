@@ -6,6 +6,10 @@
 #include "engine/quant/blocks.hpp"
 
 namespace trilemma::engine {
+namespace {
+// 48 tokens of a 5632-wide f32 activation are 1 MiB: within L2 beside the rows.
+constexpr int k_rows_tokens = 48;
+}  // namespace
 
 void Matmul::run(const float* x, int n, std::int64_t cols, std::span<const MatmulJob> jobs) {
   // Which activation formats are needed, each quantized once.
@@ -16,6 +20,7 @@ void Matmul::run(const float* x, int n, std::int64_t cols, std::span<const Matmu
     float* y;
     DotFn dot;
     TileFn tile;  // nullptr when the format has no tile for this ISA
+    RowsFn rows_fn;  // nullptr when the format has no rows x tokens kernel for this ISA
     int act;
     std::int64_t row_begin;
     std::size_t row_bytes, code_bytes;  // per row: ggml layout, and x4 codes
@@ -31,7 +36,7 @@ void Matmul::run(const float* x, int n, std::int64_t cols, std::span<const Matmu
     if (slot == act_count) act_types[std::size_t(act_count++)] = k.activation;
     // x4 matrices exist only when this ISA's tile does (pack_for_isa); others use the dot.
     const Matrix& w = *job.w;
-    prepared.push_back({&w, job.y, select_dot(k, m_isa), w.x4 ? select_tile(k, m_isa) : nullptr, slot, total_rows,
+    prepared.push_back({&w, job.y, select_dot(k, m_isa), w.x4 ? select_tile(k, m_isa) : nullptr, select_rows(k, m_isa), slot, total_rows,
                         w.row_bytes(), w.x4 ? x4_code_bytes(w.row_bytes(), w.cols / 32) : 0, w.x4 ? w.x4_codes(0) : nullptr,
                         w.x4 ? w.x4_scales(0) : nullptr});
     total_rows += job.w->rows;
@@ -70,6 +75,16 @@ void Matmul::run(const float* x, int n, std::int64_t cols, std::span<const Matmu
           p.tile(p.codes + std::size_t(first) * p.code_bytes, p.code_bytes, p.scales + std::size_t(first) * scale_stride,
                  scale_stride, int(last - first), m_panel, t, std::min(8, n - t), p.y + std::size_t(t) * rows + std::size_t(first),
                  rows);
+        continue;
+      }
+      if (p.rows_fn != nullptr) {
+        // Tokens in slices of k_rows_tokens, so a slice's activations stay in L2 while the
+        // chunk's rows pass over them.
+        const auto* xf = reinterpret_cast<const float*>(act);
+        const std::size_t x_stride = stride / sizeof(float);
+        for (int t = 0; t < n; t += k_rows_tokens)
+          p.rows_fn(p.w->data + std::size_t(first) * p.row_bytes, p.row_bytes, int(last - first), xf + std::size_t(t) * x_stride,
+                    x_stride, std::min(k_rows_tokens, n - t), cols, p.y + std::size_t(t) * rows + std::size_t(first), rows);
         continue;
       }
       for (std::int64_t r = first; r < last; ++r) {

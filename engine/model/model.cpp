@@ -3,6 +3,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -58,6 +59,24 @@ std::uint64_t Model::weight_bytes() const {
   if (classifier.data != token_embedding.data) total += classifier.bytes();
   for_each_layer_matrix(*this, [&](const Matrix& w) { total += w.bytes(); });
   return total + (2 * std::uint64_t(layers.size()) + 1) * shape.hidden * 4;
+}
+
+std::uint64_t Model::resident_weight_bytes(std::uint64_t embedding_rows) const {
+  std::uint64_t total = storage->allocated_bytes();
+  const auto mapped = [&](const void* p, std::uint64_t bytes) {
+    return p != nullptr && !storage->owns(static_cast<const std::byte*>(p), bytes);
+  };
+  const auto add_if_mapped = [&](const void* p, std::uint64_t bytes) { total += mapped(p, bytes) ? bytes : 0; };
+  for_each_layer_matrix(*this, [&](const Matrix& w) { add_if_mapped(w.data, w.bytes()); });
+  const std::uint64_t norm_bytes = std::uint64_t(shape.hidden) * 4;
+  for (const auto& l : layers) add_if_mapped(l.attn_norm, norm_bytes), add_if_mapped(l.ffn_norm, norm_bytes);
+  add_if_mapped(final_norm, norm_bytes);
+  add_if_mapped(classifier.data, classifier.bytes());  // a tied classifier streams the whole table
+  if (classifier.data != token_embedding.data && mapped(token_embedding.data, token_embedding.bytes())) {
+    const auto page = static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE));
+    total += std::min(token_embedding.bytes(), embedding_rows * std::max<std::uint64_t>(token_embedding.row_bytes(), page));
+  }
+  return total;
 }
 
 std::uint64_t Model::decode_bytes_per_token() const {

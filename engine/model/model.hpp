@@ -76,6 +76,11 @@ struct Model {
 
   // Bytes of all matrices and norms, counting a tied classifier once.
   std::uint64_t weight_bytes() const;
+  // Bytes of weights resident after a run that looked up `embedding_rows` distinct tokens:
+  // every owned buffer, every matrix and norm still in the mapping (each token streams them),
+  // and of an untied embedding table left in the mapping only the rows looked up (a page each
+  // at least): the rest of the file's table is never read in.
+  std::uint64_t resident_weight_bytes(std::uint64_t embedding_rows) const;
   // Bytes one decoded token streams: every layer matrix, norms, the classifier and one
   // embedding row.
   std::uint64_t decode_bytes_per_token() const;

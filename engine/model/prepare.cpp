@@ -12,7 +12,7 @@ TensorType storage_type(TensorType target, std::int64_t cols) {
 }
 
 Result<Matrix> build_matrix(Model& model, const std::string& name, std::int64_t rows, std::int64_t cols,
-                            TensorType target, ThreadPool& pool, const RowSource& source) {
+                            TensorType target, ThreadPool& pool, const RowSource& source, const RowsDone& rows_done) {
   const TensorType to_type = storage_type(target, cols);
   const FormatKernels* to = find_kernels(to_type);
   if (to == nullptr)
@@ -31,6 +31,7 @@ Result<Matrix> build_matrix(Model& model, const std::string& name, std::int64_t 
       source(r, row.data());
       to->quantize(row.data(), dst + std::size_t(r) * out.row_bytes(), cols);
     }
+    if (rows_done) rows_done(begin, end);
   });
   return out;
 }
@@ -42,8 +43,11 @@ Result<Matrix> prepare_matrix(Model& model, const std::string& name, const Matri
     return make_error(ErrorKind::input, model.name, name,
                       "tensor type " + std::string(info(src.type).name) + " has no kernels in this engine");
   if (!target || *target == src.type) return src;
-  auto out = build_matrix(model, name, src.rows, src.cols, *target, pool,
-                          [&](std::int64_t r, float* row) { from->dequantize(src.row(r), row, src.cols); });
+  auto out = build_matrix(
+      model, name, src.rows, src.cols, *target, pool, [&](std::int64_t r, float* row) { from->dequantize(src.row(r), row, src.cols); },
+      [&](std::int64_t begin, std::int64_t end) {
+        model.storage->release_mapped(src.row(begin), std::size_t(end - begin) * src.row_bytes());
+      });
   if (out) model.storage->release_mapped(src.data, src.bytes());
   return out;
 }
@@ -61,9 +65,12 @@ void pack_for_isa(Model& model, Isa isa, ThreadPool& pool) {
       pool.parallel_for(src.rows, 16, [&](std::int64_t begin, std::int64_t end) {
         for (std::int64_t r = begin; r < end; ++r)
           k.pack_x4(src.row(r), const_cast<std::uint8_t*>(w.x4_codes(r)), const_cast<std::uint16_t*>(w.x4_scales(r)), src.cols);
+        // The tied embedding still reads its rows from the mapping; anything else hands each
+        // run of rows back as soon as it is copied, so a large matrix (the classifier) is never
+        // resident twice, not even while it is copied.
+        if (!shared) model.storage->release_mapped(src.row(begin), std::size_t(end - begin) * src.row_bytes());
       });
-      // The tied embedding still reads its rows from the mapping; anything else is done with it.
-      if (!shared) model.storage->release_mapped(src.data, src.bytes());
+      if (!shared) model.storage->release_mapped(src.data, src.bytes());  // the pages runs shared
       return;
     }
     // In place, one pass in row order: row r's codes land at r * code_bytes < r * row_bytes,

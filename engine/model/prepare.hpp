@@ -16,10 +16,13 @@ namespace trilemma::engine {
 // Fills one row of floats: source(r, out[cols]). Called from several threads at once.
 using RowSource = std::function<void(std::int64_t row, float* out)>;
 
+// Called with each run of rows [begin, end) once they are written (several threads at once).
+using RowsDone = std::function<void(std::int64_t begin, std::int64_t end)>;
+
 // A new rows x cols matrix in `target` (or its f32 fallback), quantized row by row from
 // `source` so no full-precision copy of the matrix is ever held.
 Result<Matrix> build_matrix(Model& model, const std::string& name, std::int64_t rows, std::int64_t cols,
-                            TensorType target, ThreadPool& pool, const RowSource& source);
+                            TensorType target, ThreadPool& pool, const RowSource& source, const RowsDone& rows_done = {});
 
 // `src` as it is (target nullopt or equal), or converted row by row into `target`.
 // Errors when src.type or target has no kernels in this engine.

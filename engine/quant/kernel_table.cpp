@@ -26,9 +26,11 @@ using T = TensorType;
 // Append new formats in TensorType order.
 constexpr std::array k_table = {
     FormatKernels{T::f32, T::f32, quantize_row_f32, dequantize_row_f32, dot_f32_f32_ref,
-                  TRILEMMA_X86(dot_f32_f32_avx2), TRILEMMA_NEON(dot_f32_f32_neon), 1e-5f, 0.0f},
+                  TRILEMMA_X86(dot_f32_f32_avx2), TRILEMMA_NEON(dot_f32_f32_neon), 1e-5f, 0.0f, nullptr, nullptr,
+                  nullptr, TRILEMMA_X86(rows_f32_f32_avx512)},
     FormatKernels{T::f16, T::f32, quantize_row_f16, dequantize_row_f16, dot_f16_f32_ref,
-                  TRILEMMA_X86(dot_f16_f32_avx2), TRILEMMA_NEON(dot_f16_f32_neon), 1e-5f, 3e-4f},
+                  TRILEMMA_X86(dot_f16_f32_avx2), TRILEMMA_NEON(dot_f16_f32_neon), 1e-5f, 3e-4f, nullptr, nullptr,
+                  nullptr, TRILEMMA_X86(rows_f16_f32_avx512)},
     FormatKernels{T::bf16, T::f32, quantize_row_bf16, dequantize_row_bf16, dot_bf16_f32_ref,
                   TRILEMMA_X86(dot_bf16_f32_avx2), TRILEMMA_NEON(dot_bf16_f32_neon), 1e-5f, 2e-3f},
     FormatKernels{T::q8_0, T::q8_0, quantize_row_q8_0, dequantize_row_q8_0, dot_q8_0_q8_0_ref,
@@ -112,7 +114,7 @@ Isa detect_isa(bool force_scalar) {
 }
 
 Isa dot_isa(const FormatKernels& k, Isa isa) {
-  if (isa == Isa::avx512vnni && k.tile_x4_avx512 != nullptr) return Isa::avx512vnni;
+  if (isa == Isa::avx512vnni && (k.tile_x4_avx512 != nullptr || k.rows_avx512 != nullptr)) return Isa::avx512vnni;
   if ((isa == Isa::avx2 || isa == Isa::avx512vnni) && k.dot_avx2 != nullptr) return Isa::avx2;
   if (isa == Isa::dotprod && k.dot_dotprod != nullptr) return Isa::dotprod;
   if ((isa == Isa::neon || isa == Isa::dotprod) && k.dot_neon != nullptr) return Isa::neon;
@@ -120,6 +122,8 @@ Isa dot_isa(const FormatKernels& k, Isa isa) {
 }
 
 TileFn select_tile(const FormatKernels& k, Isa isa) { return isa == Isa::avx512vnni ? k.tile_x4_avx512 : nullptr; }
+
+RowsFn select_rows(const FormatKernels& k, Isa isa) { return isa == Isa::avx512vnni ? k.rows_avx512 : nullptr; }
 
 DotFn select_dot(const FormatKernels& k, Isa isa) {
   if (isa == Isa::avx512vnni) isa = Isa::avx2;  // the dot columns below the tiles

@@ -25,6 +25,9 @@ struct FormatKernels {
   // ARMv8.2 dot-product column (SDOT: 16 int8 products per instruction into 4 int32 lanes);
   // cores without it (Cortex-A53/A72) use dot_neon's widening multiplies.
   DotFn dot_dotprod = nullptr;
+  // AVX-512 rows x tokens kernel for formats with f32 activations (kernels.hpp RowsFn): decode
+  // and batched prefill share it, so their floats agree bit for bit.
+  RowsFn rows_avx512 = nullptr;
 };
 
 // avx512vnni implies avx2: formats without a tile use their avx2 dot. dotprod implies neon:
@@ -43,6 +46,8 @@ Isa detect_isa(bool force_scalar = false);
 DotFn select_dot(const FormatKernels& k, Isa isa);
 // The x4 tile for `isa`, or nullptr (then matrices stay in ggml layout and use select_dot).
 TileFn select_tile(const FormatKernels& k, Isa isa);
+// The rows x tokens kernel for `isa`, or nullptr (then the matmul calls the dot per row and token).
+RowsFn select_rows(const FormatKernels& k, Isa isa);
 // Which column the matmul uses for this format under `isa`, for reports.
 Isa dot_isa(const FormatKernels& k, Isa isa);
 

@@ -19,6 +19,12 @@ using TileFn = void (*)(const std::uint8_t* codes, std::size_t code_stride, cons
                         std::size_t scale_stride, int rows, const Q8Panel& panel, int t0, int nt, float* out,
                         std::size_t out_stride);
 
+// `rows` consecutive weight rows in ggml layout (row r at w + r * w_row_bytes) against nt tokens
+// of f32 activations (token t at x + t * x_stride): out[r + t * out_stride] = dot(row r, token t).
+// For formats whose activations stay f32 (f32, f16), so a row is converted once per few tokens.
+using RowsFn = void (*)(const void* w, std::size_t w_row_bytes, int rows, const float* x, std::size_t x_stride, int nt,
+                        std::int64_t n, float* out, std::size_t out_stride);
+
 // quantize_row_* / dequantize_row_*: quant_ref_*.cpp
 void quantize_row_f32(const float* x, void* y, std::int64_t n);
 void quantize_row_f16(const float* x, void* y, std::int64_t n);
@@ -85,6 +91,12 @@ void tile_q8_0_x4_avx512vnni(const std::uint8_t* codes, std::size_t code_stride,
 void tile_q4_0_x4_avx512vnni(const std::uint8_t* codes, std::size_t code_stride, const std::uint16_t* scales,
                              std::size_t scale_stride, int rows, const Q8Panel& panel, int t0, int nt, float* out,
                              std::size_t out_stride);
+
+// engine/simd/avx512/rows_avx512.cpp (AVX-512 F/BW/VL; x86-64 builds only)
+void rows_f32_f32_avx512(const void* w, std::size_t w_row_bytes, int rows, const float* x, std::size_t x_stride, int nt,
+                         std::int64_t n, float* out, std::size_t out_stride);
+void rows_f16_f32_avx512(const void* w, std::size_t w_row_bytes, int rows, const float* x, std::size_t x_stride, int nt,
+                         std::int64_t n, float* out, std::size_t out_stride);
 
 // engine/simd/neon/dot_neon.cpp (ARMv8.0 NEON; aarch64 builds only)
 float dot_f32_f32_neon(const void* w, const void* a, std::int64_t n);

@@ -17,5 +17,6 @@ std::uint64_t status_kib(const std::string& key) {
 
 std::uint64_t peak_rss_bytes() { return status_kib("VmHWM:"); }
 std::uint64_t current_rss_bytes() { return status_kib("VmRSS:"); }
+std::uint64_t current_rss_file_bytes() { return status_kib("RssFile:"); }
 
 }  // namespace trilemma::engine

@@ -284,6 +284,54 @@ TEST_CASE("quant::format_kernels: every x4 tile matches the _ref dots for 1..8 t
   }
 }
 
+TEST_CASE("quant::format_kernels: every rows x tokens kernel matches the _ref dots, and a (row, token) result does not depend on the blocking", "[quant]") {
+  bool any = false;
+  for (const auto& row : format_kernels()) {
+    const RowsFn rows_fn = select_rows(row, detect_isa());
+    if (rows_fn == nullptr) continue;
+    any = true;
+    REQUIRE(row.activation == TensorType::f32);
+    // Lengths with every tail: under one chunk, one chunk, odd chunk counts, masked ends.
+    for (std::int64_t n : {std::int64_t(7), std::int64_t(16), std::int64_t(33), std::int64_t(48), std::int64_t(100), std::int64_t(2048)}) {
+      CAPTURE(info(row.weight).name, n);
+      constexpr int rows = 9, tokens = 8;
+      std::vector<Encoded> w;
+      std::vector<std::byte> matrix;
+      for (int r = 0; r < rows; ++r) {
+        w.push_back(encode(row.weight, normal(std::size_t(n), 7 + std::uint32_t(r))));
+        matrix.insert(matrix.end(), w.back().bytes.begin(), w.back().bytes.end());
+      }
+      const std::size_t row_bytes = w[0].bytes.size();
+      std::vector<float> x;
+      for (int t = 0; t < tokens; ++t) {
+        const auto a = normal(std::size_t(n), 70 + std::uint32_t(t));
+        x.insert(x.end(), a.begin(), a.end());
+      }
+      // Decode's call: one row, one token at a time.
+      std::vector<float> single(std::size_t(rows * tokens));
+      for (int r = 0; r < rows; ++r)
+        for (int t = 0; t < tokens; ++t)
+          rows_fn(matrix.data() + std::size_t(r) * row_bytes, row_bytes, 1, &x[std::size_t(t) * std::size_t(n)], std::size_t(n), 1, n,
+                  &single[std::size_t(r + t * rows)], rows);
+      for (int nt = 1; nt <= tokens; ++nt) {
+        CAPTURE(nt);
+        std::vector<float> out(std::size_t(rows * tokens), -1.0f);
+        rows_fn(matrix.data(), row_bytes, rows, x.data(), std::size_t(n), nt, n, out.data(), rows);
+        for (int r = 0; r < rows; ++r)
+          for (int t = 0; t < nt; ++t) {
+            double magnitude = 0;
+            for (std::int64_t i = 0; i < n; ++i) magnitude += std::fabs(double(w[std::size_t(r)].decoded[std::size_t(i)]) * x[std::size_t(t * n + i)]);
+            const float ref = row.dot_ref(w[std::size_t(r)].bytes.data(), &x[std::size_t(t) * std::size_t(n)], n);
+            CHECK(std::fabs(out[std::size_t(r + t * rows)] - ref) <= row.dot_tolerance * magnitude + 1e-6);
+            CHECK(std::memcmp(&out[std::size_t(r + t * rows)], &single[std::size_t(r + t * rows)], sizeof(float)) == 0);
+          }
+        for (std::size_t i = std::size_t(rows * nt); i < out.size(); ++i) CHECK(out[i] == -1.0f);  // nothing beyond nt tokens
+      }
+    }
+  }
+  if (!any) WARN("this CPU has no rows x tokens kernel (AVX-512): nothing to compare");
+}
+
 TEST_CASE("quant::q8_0: codes are roundf(x / d), ties away from zero", "[quant]") {
   float x[32];
   for (int j = 0; j < 32; ++j) x[j] = float(j - 16) * 0.25f;  // amax 4: d = 4 / 127
