@@ -287,6 +287,8 @@ std::shared_ptr<const void> GgufFile::owner() const { return m_storage; }
 
 std::span<const std::byte> GgufFile::bytes() const { return {m_storage->data, m_storage->size}; }
 
+bool GgufFile::file_backed() const { return m_storage->map != nullptr; }
+
 const GgufFile::Entry* GgufFile::find_entry(std::string_view key) const {
   for (const auto& e : m_entries)
     if (e.key == key) return &e;

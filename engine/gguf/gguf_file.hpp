@@ -74,6 +74,8 @@ class GgufFile {
   std::span<const std::byte> bytes() const;
   // Keeps the file's bytes alive (for views of tensor data that outlive this object).
   std::shared_ptr<const void> owner() const;
+  // Whether the bytes are a read-only mapping of a file (open()), not bytes held in memory (parse()).
+  bool file_backed() const;
 
   struct Entry {  // one metadata value, decoded lazily from the mapped bytes
     std::string key;

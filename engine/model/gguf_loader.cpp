@@ -45,7 +45,8 @@ Result<Model> load_gguf_model(const gguf::GgufFile& file, std::optional<TensorTy
                       "\"" + arch.value_or("") + "\" is not supported (llama)");
   Model m;
   m.name = file.name();
-  m.storage->keep(file.owner());
+  if (file.file_backed()) m.storage->keep_file_mapping(file.owner(), file.bytes());
+  else m.storage->keep(file.owner());
   const Reader r{file, m};
   ModelShape& s = m.shape;
   TRILEMMA_TRY(layers, r.key("llama.block_count"));

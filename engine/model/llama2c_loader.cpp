@@ -64,7 +64,7 @@ Result<Model> load_llama2c(const std::filesystem::path& path, std::optional<Tens
 
   Model m;
   m.name = std::filesystem::path(file).stem().string();  // GGUF general.name: "stories260K", not a path
-  m.storage->keep(*mapped);
+  m.storage->keep_file_mapping(*mapped, (*mapped)->bytes());
   m.shape.layers = std::uint32_t(layers);
   m.shape.hidden = std::uint32_t(dim);
   m.shape.heads = std::uint32_t(heads);

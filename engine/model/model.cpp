@@ -37,8 +37,19 @@ bool WeightStorage::owns(const std::byte* p, std::size_t bytes) const {
   return false;
 }
 
+void WeightStorage::keep_file_mapping(std::shared_ptr<const void> owner, std::span<const std::byte> bytes) {
+  m_owners.push_back(std::move(owner));
+  m_file_mappings.push_back(bytes);
+}
+
+bool WeightStorage::file_backed(const std::byte* p, std::size_t bytes) const {
+  for (const auto& m : m_file_mappings)
+    if (p >= m.data() && p + bytes <= m.data() + m.size()) return true;
+  return false;
+}
+
 void WeightStorage::release_mapped(const std::byte* p, std::size_t bytes) const {
-  if (p == nullptr || bytes == 0 || owns(p, bytes)) return;
+  if (p == nullptr || bytes == 0 || !file_backed(p, bytes)) return;
   const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
   const auto begin = (reinterpret_cast<std::uintptr_t>(p) + page - 1) / page * page;
   const auto end = (reinterpret_cast<std::uintptr_t>(p) + bytes) / page * page;
@@ -72,7 +83,10 @@ std::uint64_t Model::resident_weight_bytes(std::uint64_t embedding_rows) const {
   for (const auto& l : layers) add_if_mapped(l.attn_norm, norm_bytes), add_if_mapped(l.ffn_norm, norm_bytes);
   add_if_mapped(final_norm, norm_bytes);
   add_if_mapped(classifier.data, classifier.bytes());  // a tied classifier streams the whole table
-  if (classifier.data != token_embedding.data && mapped(token_embedding.data, token_embedding.bytes())) {
+  // An untied embedding in owned buffers is counted above; in memory (not a file), in full.
+  if (classifier.data != token_embedding.data && !storage->file_backed(token_embedding.data, token_embedding.bytes()))
+    add_if_mapped(token_embedding.data, token_embedding.bytes());
+  if (classifier.data != token_embedding.data && storage->file_backed(token_embedding.data, token_embedding.bytes())) {
     const auto page = static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE));
     total += std::min(token_embedding.bytes(), embedding_rows * std::max<std::uint64_t>(token_embedding.row_bytes(), page));
   }

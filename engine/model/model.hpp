@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -47,9 +48,14 @@ class WeightStorage {
   // Whether [p, p + bytes) lies in a buffer allocate() returned (so it may be rewritten).
   bool owns(const std::byte* p, std::size_t bytes) const;
   void keep(std::shared_ptr<const void> owner) { m_owners.push_back(std::move(owner)); }
-  // [p, p + bytes) of a kept mapping was copied and will not be read again: hands its whole
-  // pages back to the kernel, so a repacked model is not resident twice (the file's pages
-  // stay in the page cache; a later read would fault them in again). Owned buffers are untouched.
+  // Keeps a read-only mapping of a file, whose pages may be handed back (release_mapped).
+  void keep_file_mapping(std::shared_ptr<const void> owner, std::span<const std::byte> bytes);
+  // Whether [p, p + bytes) lies in a mapping kept by keep_file_mapping.
+  bool file_backed(const std::byte* p, std::size_t bytes) const;
+  // [p, p + bytes) of a kept file mapping was copied and need not stay resident: hands its
+  // whole pages back to the kernel, so a repacked model is not resident twice. The file's
+  // pages stay in the page cache and a later read faults them in again. Anything else (owned
+  // buffers, bytes held in memory, whose pages would come back zeroed) is left alone.
   void release_mapped(const std::byte* p, std::size_t bytes) const;
   std::uint64_t allocated_bytes() const;  // of the buffers allocate() returned
 
@@ -60,6 +66,7 @@ class WeightStorage {
   std::vector<std::unique_ptr<std::byte[], Free>> m_buffers;
   std::vector<std::size_t> m_sizes;
   std::vector<std::shared_ptr<const void>> m_owners;
+  std::vector<std::span<const std::byte>> m_file_mappings;
 };
 
 struct Model {

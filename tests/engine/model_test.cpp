@@ -350,3 +350,31 @@ TEST_CASE("engine::load_gguf_model: copied matrices do not keep their mapped pag
     fs::remove(o.output);
   }
 }
+
+// Releasing pages is for file mappings only: on bytes held in memory (GgufFile::parse) it
+// would zero them. Loading with a conversion and the x4 repack leaves such bytes intact.
+TEST_CASE("engine::load_gguf_model: bytes held in memory are never released", "[engine]") {
+  ModelShape s = tiny_shape();
+  s.hidden = 128, s.heads = 4, s.kv_heads = 2, s.head_dim = 32, s.ffn = 256;  // rows of 128: x4 on AVX-512
+  ExportOptions o;
+  o.synthetic_shape = s;
+  o.weights = TensorType::q8_0;
+  o.output = temp_path("in-memory.gguf");
+  REQUIRE(export_gguf(o).ok());
+  std::ifstream in(o.output, std::ios::binary);
+  std::vector<char> chars((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  fs::remove(o.output);
+  std::vector<std::byte> bytes(chars.size());
+  std::memcpy(bytes.data(), chars.data(), chars.size());
+  const std::vector<std::byte> original = bytes;
+  auto file = gguf::GgufFile::parse(std::move(bytes), "in-memory.gguf");
+  REQUIRE(file.ok());
+  CHECK_FALSE(file->file_backed());
+  ThreadPool pool(2);
+  for (const std::optional<TensorType> run_as : {std::optional<TensorType>{}, std::optional<TensorType>{TensorType::q4_0}}) {
+    auto m = load_gguf_model(*file, run_as, pool);
+    REQUIRE(m.ok());
+    pack_for_isa(*m, detect_isa(), pool);
+    CHECK(std::memcmp(file->bytes().data(), original.data(), original.size()) == 0);
+  }
+}
