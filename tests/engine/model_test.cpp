@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -340,11 +341,18 @@ TEST_CASE("engine::load_gguf_model: copied matrices do not keep their mapped pag
       // Of the file, nothing stays resident: copied matrices gave their pages back, the rest is
       // not read yet. (RssFile alone: an emulator's own code buffers are anonymous memory.)
       CHECK(file_grown <= 0.05 * double(m->weight_bytes()) + 2 * mib);
-      CHECK(grown <= 1.15 * double(m->weight_bytes()) + 4 * mib);
-      if (copied) {
-        CHECK(held >= 0.9 * double(m->weight_bytes() - m->token_embedding.bytes()));
-        // The breakdown `run --json` reports (no token looked up yet) is what came in.
-        CHECK(grown == Approx(double(m->resident_weight_bytes(0))).epsilon(0.05).margin(4 * mib));
+      // Under qemu-user (scripts/test-aarch64 sets TRILEMMA_EMULATED) VmRSS is the emulator's,
+      // whose allocator reuse and code buffers hide or add megabytes: RssFile only there.
+      const char* emulated = std::getenv("TRILEMMA_EMULATED");
+      if (emulated != nullptr && *emulated != '\0' && std::string(emulated) != "0") {
+        WARN("emulated (TRILEMMA_EMULATED): VmRSS checks skipped, RssFile checked; VmRSS is checked natively");
+      } else {
+        CHECK(grown <= 1.15 * double(m->weight_bytes()) + 4 * mib);
+        if (copied) {
+          CHECK(held >= 0.9 * double(m->weight_bytes() - m->token_embedding.bytes()));
+          // The breakdown `run --json` reports (no token looked up yet) is what came in.
+          CHECK(grown == Approx(double(m->resident_weight_bytes(0))).epsilon(0.05).margin(4 * mib));
+        }
       }
     }
     fs::remove(o.output);
