@@ -28,7 +28,7 @@ Result<Model> load_llama2c(const std::filesystem::path& path, std::optional<Tens
   if (bytes.size() < 28) return make_error(ErrorKind::input, file, "byte 0", "header: needs 28 bytes, file has " + std::to_string(bytes.size()));
   std::array<std::int32_t, 7> h{};
   std::memcpy(h.data(), bytes.data(), 28);
-  static constexpr std::array<const char*, 7> k_fields = {"dim", "hidden_dim", "n_layers", "n_heads", "n_kv_heads", "vocab_size", "seq_len"};
+  static constexpr auto k_fields = std::to_array<const char*>({"dim", "hidden_dim", "n_layers", "n_heads", "n_kv_heads", "vocab_size", "seq_len"});
   for (int i = 0; i < 7; ++i) {
     const std::int64_t v = i == 5 ? std::abs(std::int64_t(h[i])) : h[i];
     if (v <= 0) return make_error(ErrorKind::input, file, "byte " + std::to_string(4 * i), std::string("header.") + k_fields[i] + ": must be > 0, got " + std::to_string(h[i]));

@@ -20,7 +20,7 @@ struct ArmPart {
   unsigned part;
   const char* name;
 };
-constexpr std::array<ArmPart, 11> k_arm_parts = {{
+constexpr auto k_arm_parts = std::to_array<ArmPart>({
     {0xd03, "Cortex-A53"},
     {0xd05, "Cortex-A55"},
     {0xd08, "Cortex-A72"},
@@ -32,7 +32,7 @@ constexpr std::array<ArmPart, 11> k_arm_parts = {{
     {0xd4e, "Cortex-X3"},
     {0xd80, "Cortex-A520"},
     {0xd81, "Cortex-A720"},
-}};
+});
 constexpr unsigned k_arm_ltd = 0x41;
 
 std::optional<double> read_number(const std::filesystem::path& file) {

@@ -11,11 +11,11 @@ constexpr std::string_view k_server_readme =
     "llama.cpp tools/server/README.md argument table (b10587 era): --spec-* after PR #22964, --load-mode after PR #20834";
 
 // common/arg.cpp kv_cache_types: "allowed values: f32, f16, bf16, q8_0, q4_0, q4_1, iq4_nl, q5_0, q5_1".
-constexpr std::array<std::string_view, 9> k_cache_types = {"f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "iq4_nl", "q5_0", "q5_1"};
-constexpr std::array<std::string_view, 3> k_flash_attn = {"on", "off", "auto"};
-constexpr std::array<std::string_view, 9> k_spec_types = {"none", "draft-simple", "draft-eagle3", "draft-mtp", "ngram-simple",
-                                                          "ngram-map-k", "ngram-map-k4v", "ngram-mod", "ngram-cache"};
-constexpr std::array<std::string_view, 6> k_load_modes = {"auto", "none", "mmap", "mlock", "mmap+mlock", "dio"};
+constexpr auto k_cache_types = std::to_array<std::string_view>({"f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "iq4_nl", "q5_0", "q5_1"});
+constexpr auto k_flash_attn = std::to_array<std::string_view>({"on", "off", "auto"});
+constexpr auto k_spec_types = std::to_array<std::string_view>({"none", "draft-simple", "draft-eagle3", "draft-mtp", "ngram-simple",
+                                                             "ngram-map-k", "ngram-map-k4v", "ngram-mod", "ngram-cache"});
+constexpr auto k_load_modes = std::to_array<std::string_view>({"auto", "none", "mmap", "mlock", "mmap+mlock", "dio"});
 
 constexpr std::array k_flags = {
     LlamaCppFlag{"-m", FlagValue::path, {}, k_arg_cpp},

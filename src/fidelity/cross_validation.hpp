@@ -14,8 +14,8 @@
 
 namespace trilemma::fidelity {
 
-inline constexpr std::array<calibration::Figure, 3> k_figures = {calibration::Figure::decode, calibration::Figure::prefill,
-                                                                calibration::Figure::memory};
+inline constexpr auto k_figures = std::to_array<calibration::Figure>({calibration::Figure::decode, calibration::Figure::prefill,
+                                                                       calibration::Figure::memory});
 std::string figure_name(calibration::Figure figure);
 
 struct PointResult {

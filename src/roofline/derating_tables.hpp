@@ -19,7 +19,7 @@
 namespace trilemma::roofline {
 
 // Device classes as devices/README.md defines them; tables keyed by class list them all.
-inline constexpr std::array<const char*, 7> k_device_classes = {"phone", "laptop", "desktop", "board", "module", "mcu", "gpu"};
+inline constexpr auto k_device_classes = std::to_array<const char*>({"phone", "laptop", "desktop", "board", "module", "mcu", "gpu"});
 std::optional<std::size_t> class_index(const std::string& device_class);
 
 struct BackendDerating {

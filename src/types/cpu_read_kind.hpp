@@ -12,6 +12,7 @@
 namespace trilemma {
 
 enum class CpuReadKind : unsigned char { read, copy };
+inline constexpr std::size_t k_cpu_read_kind_count = 2;  // the enum's values: the table below has one row each
 
 struct CpuReadKindInfo {
   CpuReadKind kind;
@@ -19,10 +20,13 @@ struct CpuReadKindInfo {
   std::string_view fraction_key;  // its key in a backend's bandwidth_fraction
 };
 
-inline constexpr std::array<CpuReadKindInfo, 2> k_cpu_read_kinds = {{
+inline constexpr auto k_cpu_read_kinds = std::to_array<CpuReadKindInfo>({
     {CpuReadKind::read, "read", "measured_read"},
     {CpuReadKind::copy, "copy", "measured_copy"},
-}};
+});
+static_assert(k_cpu_read_kinds.size() == k_cpu_read_kind_count, "one row per CpuReadKind");
+static_assert(k_cpu_read_kinds[0].kind == CpuReadKind::read && k_cpu_read_kinds[1].kind == CpuReadKind::copy,
+              "rows in enum order: info() indexes by the enum");
 
 inline const CpuReadKindInfo& info(CpuReadKind k) { return k_cpu_read_kinds[static_cast<std::size_t>(k)]; }
 
