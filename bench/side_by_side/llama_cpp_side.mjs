@@ -32,7 +32,7 @@ const context = await model.createContext({
 });
 const sequence = context.getSequence();
 
-let source = model.tokenize(text);
+const source = model.tokenize(text);
 if (source.length === 0) throw new Error("TEXT tokenizes to nothing");
 const tokens = (n) => {
   const out = [model.tokens.bos];

@@ -114,16 +114,15 @@ json loss_fit_json(const accuracy::LossFit& fit) {
 }
 
 void print_loss_fit(const accuracy::LossFit& fit) {
+  const Range& kld = fit.error_of(accuracy::LossMetric::kld);
+  const Range& ppl = fit.error_of(accuracy::LossMetric::ppl_delta_pct);
   std::cout << "\nfitted on every family (" << fit.points << " measurements, " << fit.families.size() << " families):\n"
             << "  ln KLD = c[format] + " << fixed(fit.a_size, 3) << " ln(P/8B) + " << fixed(fit.a_tokens, 3) << " ln(D/15T) + "
             << fixed(fit.a_bits, 3) << " dbits + " << fixed(fit.a_imatrix, 3) << " imatrix + " << fixed(fit.a_moe, 3)
             << " ln(total/active)\n  knee " << fixed(fit.knee, 4) << " nats; tokens when unpublished " << fixed(fit.default_tokens / 1e12, 1)
-            << "T\n  measured/predicted 10/50/90%, held-out families: KLD "
-            << fixed(fit.error_of(accuracy::LossMetric::kld).low, 2) << " / " << fixed(fit.error_of(accuracy::LossMetric::kld).mid, 2)
-            << " / " << fixed(fit.error_of(accuracy::LossMetric::kld).high, 2) << ", perplexity "
-            << fixed(fit.error_of(accuracy::LossMetric::ppl_delta_pct).low, 2) << " / "
-            << fixed(fit.error_of(accuracy::LossMetric::ppl_delta_pct).mid, 2) << " / "
-            << fixed(fit.error_of(accuracy::LossMetric::ppl_delta_pct).high, 2) << "\n  c[format] (KLD at Llama-3-8B's traits):";
+            << "T\n  measured/predicted 10/50/90%, held-out families: KLD " << fixed(kld.low, 2) << " / "
+            << fixed(kld.mid, 2) << " / " << fixed(kld.high, 2) << ", perplexity " << fixed(ppl.low, 2) << " / "
+            << fixed(ppl.mid, 2) << " / " << fixed(ppl.high, 2) << "\n  c[format] (KLD at Llama-3-8B's traits):";
   int i = 0;
   for (const auto& [format, c] : fit.format_ln_kld) std::cout << (i++ % 6 ? "  " : "\n    ") << pad(format, 8) << fixed(std::exp(c), 4);
   std::cout << "\n";
