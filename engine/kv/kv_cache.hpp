@@ -6,6 +6,7 @@
 // Positions may be rewritten: storing at pos p replaces what was there, so speculative
 // decoding rolls back by running the forward pass again from an earlier position.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -26,6 +27,21 @@ struct KvStats {
   std::uint64_t staging_bytes = 0;    // scratch for pages read back from the slower tier
 };
 
+// A run of `count` consecutive visible positions of one layer whose K rows start at `k` and V
+// rows at `v` (one storage row apart).
+struct KvRun {
+  int count;
+  const std::byte* k;
+  const std::byte* v;
+};
+
+// One thread's scratch for attend(). Made by KvCache::make_scratch() on the thread that owns
+// the cache, sized so that attend() never allocates on a worker thread.
+struct AttendScratch {
+  std::vector<float> scores;  // capacity() floats
+  std::vector<KvRun> runs;    // reserved to the most runs a query can see
+};
+
 class KvCache {
  public:
   virtual ~KvCache() = default;
@@ -38,10 +54,12 @@ class KvCache {
   // Causal attention of one query head at position n_pos - 1:
   //   out[head_dim] = sum_t softmax_t(q . k_t / sqrt(head_dim)) v_t
   // over the positions t < n_pos the strategy keeps (all of them, or sinks + window), reading
-  // kv head `head / (heads / kv_heads)` (GQA). scores: scratch of capacity() floats.
+  // kv head `head / (heads / kv_heads)` (GQA).
   // REQUIRES: kept positions of `layer` stored; prepare_attend(layer, >= n_pos) called since
-  // the last store; safe to call concurrently for different (head, out, scores).
-  virtual void attend(int layer, int head, int n_pos, const float* q, float* out, float* scores) const = 0;
+  // the last store; scratch from make_scratch(); safe to call concurrently for different
+  // (head, out, scratch).
+  virtual void attend(int layer, int head, int n_pos, const float* q, float* out, AttendScratch& scratch) const = 0;
+  virtual AttendScratch make_scratch() const = 0;
   // Forgets every position; strategies that allocate on demand free their pages.
   virtual void reset() = 0;
   virtual KvStats stats() const = 0;

@@ -51,8 +51,16 @@ void PagedKvBase::write_row(std::byte* page, int slot, const float* k, const flo
   m_format.store_row(v, v_rows(page) + std::size_t(slot) * m_row_bytes, m_kv_dim);
 }
 
-void PagedKvBase::attend(int layer, int head, int n_pos, const float* q, float* out, float* scores) const {
-  thread_local std::vector<Run> runs;
+AttendScratch PagedKvBase::make_scratch() const {
+  AttendScratch s;
+  s.scores.resize(std::size_t(m_capacity));
+  s.runs.reserve(2 * std::size_t((m_capacity + m_page - 1) / m_page) + 2);
+  return s;
+}
+
+void PagedKvBase::attend(int layer, int head, int n_pos, const float* q, float* out, AttendScratch& scratch) const {
+  std::vector<Run>& runs = scratch.runs;
+  float* scores = scratch.scores.data();
   runs.clear();
   visible_runs(layer, n_pos, runs);
   const int first = (head / (m_heads / m_kv_heads)) * m_head_dim;  // element offset of the kv head

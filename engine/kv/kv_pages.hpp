@@ -17,19 +17,15 @@ namespace trilemma::engine {
 class PagedKvBase : public KvCache {
  public:
   int capacity() const override { return m_capacity; }
-  void attend(int layer, int head, int n_pos, const float* q, float* out, float* scores) const final;
+  void attend(int layer, int head, int n_pos, const float* q, float* out, AttendScratch& scratch) const final;
+  AttendScratch make_scratch() const final;
 
  protected:
-  // A run of `count` consecutive visible positions whose K rows start at `k` and V rows at `v`
-  // (row_bytes apart).
-  struct Run {
-    int count;
-    const std::byte* k;
-    const std::byte* v;
-  };
+  using Run = KvRun;
   // REQUIRES: config validated by make_kv_cache.
   PagedKvBase(const KvConfig& config, int page_positions);
-  // Appends, in position order, the runs a query at position n_pos - 1 of `layer` sees.
+  // Appends, in position order, the runs a query at position n_pos - 1 of `layer` sees: at
+  // most two per page (a ring may wrap inside one), so make_scratch() reserves that many.
   virtual void visible_runs(int layer, int n_pos, std::vector<Run>& out) const = 0;
 
   std::byte* new_page();                 // zeroed, counted in allocated bytes

@@ -48,6 +48,7 @@ Transformer::Transformer(const Model& model, ThreadPool& pool, Isa isa, std::uni
   m_v.resize(b * s.kv_dim());
   m_hb.resize(b * s.ffn);
   m_hb2.resize(b * s.ffn);
+  for (int t = 0; t < m_pool.size(); ++t) m_attend_scratch.push_back(m_cache->make_scratch());
   const auto runnable = [&](const Matrix& w) { return !w.x4 || select_tile(*find_kernels(w.type), isa) != nullptr; };
   m_layout_ok = runnable(model.classifier);
   for (const auto& l : model.layers)
@@ -61,7 +62,7 @@ std::uint64_t Transformer::scratch_bytes() const {
   std::uint64_t floats = 0;
   for (const auto* v : {&m_x, &m_xb, &m_q, &m_k, &m_v, &m_att, &m_hb, &m_hb2, &m_logits}) floats += v->capacity();
   // Per-thread attention scores (capacity floats each) and the matmul's activation buffers.
-  floats += std::uint64_t(m_pool.size()) * std::uint64_t(m_cache->capacity());
+  for (const AttendScratch& a : m_attend_scratch) floats += a.scores.capacity() + a.runs.capacity() * sizeof(KvRun) / sizeof(float);
   return floats * 4 + m_matmul.scratch_bytes() + m_cache->stats().staging_bytes;
 }
 
@@ -95,13 +96,12 @@ void Transformer::attention(int layer, int n, int pos0) {
   const ModelShape& s = m_model.shape;
   const int heads = int(s.heads), hd = int(s.head_dim);
   m_cache->prepare_attend(layer, pos0 + n);
-  m_pool.parallel_for(std::int64_t(n) * heads, 1, [&](std::int64_t begin, std::int64_t end) {
-    thread_local std::vector<float> scores;
-    scores.resize(std::size_t(m_cache->capacity()));
+  m_pool.parallel_for_indexed(std::int64_t(n) * heads, 1, [&](int thread, std::int64_t begin, std::int64_t end) {
+    AttendScratch& scratch = m_attend_scratch[std::size_t(thread)];
     for (std::int64_t task = begin; task < end; ++task) {
       const int t = int(task / heads), h = int(task % heads);
       const std::size_t at = std::size_t(t) * s.q_dim() + std::size_t(h) * std::size_t(hd);
-      m_cache->attend(layer, h, pos0 + t + 1, &m_q[at], &m_att[at], scores.data());
+      m_cache->attend(layer, h, pos0 + t + 1, &m_q[at], &m_att[at], scratch);
     }
   });
 }

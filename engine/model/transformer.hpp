@@ -46,6 +46,7 @@ class Transformer {
   // Scratch, [max_batch][width] each.
   std::vector<float> m_x, m_xb, m_q, m_k, m_v, m_att, m_hb, m_hb2, m_logits;
   std::vector<float> m_rope_freq;  // [head_dim / 2]
+  std::vector<AttendScratch> m_attend_scratch;  // one per pool thread
 };
 
 }  // namespace trilemma::engine

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <system_error>
+#include <utility>
 
 namespace trilemma::engine {
 namespace {
@@ -24,7 +25,7 @@ ThreadPool::ThreadPool(int threads) {
   // A system that will not start more threads (ulimit, memory) leaves a smaller pool, not an
   // abort: work is divided among the threads there are (size()).
   try {
-    for (int i = 1; i < threads; ++i) m_workers.emplace_back([this] { worker_loop(); });
+    for (int i = 1; i < threads; ++i) m_workers.emplace_back([this, i] { worker_loop(i); });
   } catch (const std::system_error&) {
   }
 }
@@ -42,19 +43,26 @@ ThreadPool::~ThreadPool() {
 // Guided scheduling: each claim takes half of an even share of what remains (at least the
 // grain), so the first chunks are long contiguous runs (good for streaming weights from DRAM)
 // and the last ones are small (threads finish together).
-void ThreadPool::run_chunks() {
+void ThreadPool::run_chunks(int thread) {
   const std::int64_t parts = 2 * std::int64_t(size());
   std::int64_t begin = m_next.load(std::memory_order_relaxed);
   for (;;) {
     if (begin >= m_n) return;
     const std::int64_t chunk = std::max(m_grain, (m_n - begin) / parts);
     if (!m_next.compare_exchange_weak(begin, begin + chunk, std::memory_order_relaxed)) continue;
-    (*m_fn)(begin, std::min(m_n, begin + chunk));
+    try {
+      (*m_fn)(thread, begin, std::min(m_n, begin + chunk));
+    } catch (...) {
+      std::lock_guard lock(m_error_mutex);
+      if (!m_error) m_error = std::current_exception();
+      m_next.store(m_n, std::memory_order_relaxed);  // no more chunks for anyone
+      return;
+    }
     begin = m_next.load(std::memory_order_relaxed);
   }
 }
 
-void ThreadPool::worker_loop() {
+void ThreadPool::worker_loop(int thread) {
   std::uint64_t seen = 0;
   for (;;) {
     const auto has_job = [&] { return m_generation.load(std::memory_order_acquire) != seen; };
@@ -64,19 +72,24 @@ void ThreadPool::worker_loop() {
     }
     seen = m_generation.load(std::memory_order_acquire);
     if (m_stop) return;
-    run_chunks();
+    run_chunks(thread);
     m_active.fetch_sub(1, std::memory_order_acq_rel);
   }
 }
 
 void ThreadPool::parallel_for(std::int64_t n, std::int64_t grain,
                               const std::function<void(std::int64_t, std::int64_t)>& fn) {
+  parallel_for_indexed(n, grain, [&fn](int, std::int64_t begin, std::int64_t end) { fn(begin, end); });
+}
+
+void ThreadPool::parallel_for_indexed(std::int64_t n, std::int64_t grain, const IndexedFn& fn) {
   if (n <= 0) return;
   grain = std::max<std::int64_t>(1, grain);
   if (m_workers.empty() || n <= grain) {
-    for (std::int64_t b = 0; b < n; b += grain) fn(b, std::min(n, b + grain));
+    for (std::int64_t b = 0; b < n; b += grain) fn(0, b, std::min(n, b + grain));
     return;
   }
+  m_error = nullptr;
   m_fn = &fn;
   m_n = n;
   m_grain = grain;
@@ -87,9 +100,10 @@ void ThreadPool::parallel_for(std::int64_t n, std::int64_t grain,
     m_generation.fetch_add(1, std::memory_order_release);
   }
   m_wake.notify_all();
-  run_chunks();
+  run_chunks(0);
   while (!wait_briefly([&] { return m_active.load(std::memory_order_acquire) == 0; }, k_spin_before_yield + k_yield_before_sleep)) {
   }
+  if (m_error) std::rethrow_exception(std::exchange(m_error, nullptr));
 }
 
 }  // namespace trilemma::engine

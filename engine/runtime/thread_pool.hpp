@@ -7,6 +7,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <mutex>
 #include <thread>
@@ -24,12 +25,20 @@ class ThreadPool {
   int size() const { return int(m_workers.size()) + 1; }
   // Calls fn(begin, end) over [0, n) on all threads; returns when done. Chunks shrink from
   // about n / (2 * size()) down to `grain` (guided scheduling).
+  // An exception thrown by fn (std::bad_alloc when memory runs out) stops the handing out of
+  // chunks and is rethrown here once every thread has left the job; later ones are dropped.
   // REQUIRES: not called from inside fn.
   void parallel_for(std::int64_t n, std::int64_t grain, const std::function<void(std::int64_t, std::int64_t)>& fn);
+  // The same, telling fn which thread runs the chunk: 0 is the caller, workers are 1..size()-1.
+  // Per-thread scratch indexed by it is allocated by the caller up front, so workers need not
+  // allocate (thread_local storage with a destructor aborts the process when glibc cannot
+  // register it, which a worker started near the address-space limit hits).
+  using IndexedFn = std::function<void(int thread, std::int64_t, std::int64_t)>;
+  void parallel_for_indexed(std::int64_t n, std::int64_t grain, const IndexedFn& fn);
 
  private:
-  void worker_loop();
-  void run_chunks();
+  void worker_loop(int thread);
+  void run_chunks(int thread);
 
   std::vector<std::thread> m_workers;
   std::mutex m_mutex;
@@ -40,8 +49,10 @@ class ThreadPool {
   alignas(64) std::atomic<std::int64_t> m_next{0};
   std::atomic<bool> m_stop{false};
   // The current job.
-  const std::function<void(std::int64_t, std::int64_t)>* m_fn = nullptr;
+  const IndexedFn* m_fn = nullptr;
   std::int64_t m_n = 0, m_grain = 1;
+  std::mutex m_error_mutex;
+  std::exception_ptr m_error;  // the job's first exception
 };
 
 }  // namespace trilemma::engine

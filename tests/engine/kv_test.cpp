@@ -194,11 +194,13 @@ TEST_CASE("kv::sliding: a query sees the sinks and the last W positions, across 
   auto cache = make(c);
   const auto k = normal(std::size_t(positions) * kv_dim, 1), v = normal(std::size_t(positions) * kv_dim, 2);
   const auto q = normal(16, 3);
-  std::vector<float> out(16), want(16), scores(static_cast<std::size_t>(positions));
+  std::vector<float> out(16), want(16);
+  AttendScratch scratch = cache->make_scratch();
+  const std::size_t reserved_runs = scratch.runs.capacity();  // attend must not outgrow it
   for (int pos = 0; pos < positions; ++pos) {
     cache->store(1, pos, &k[std::size_t(pos) * kv_dim], &v[std::size_t(pos) * kv_dim]);
     cache->prepare_attend(1, pos + 1);
-    cache->attend(1, 3, pos + 1, q.data(), out.data(), scores.data());  // head 3 reads kv head 1
+    cache->attend(1, 3, pos + 1, q.data(), out.data(), scratch);  // head 3 reads kv head 1
     std::vector<int> seen;
     for (int t = 0; t <= pos; ++t)
       if (t < sinks || t > pos - window) seen.push_back(t);
@@ -217,6 +219,7 @@ TEST_CASE("kv::sliding: a query sees the sinks and the last W positions, across 
     CAPTURE(pos);
     for (int i = 0; i < 16; ++i) REQUIRE(out[std::size_t(i)] == Approx(want[std::size_t(i)]).margin(1e-5));
   }
+  CHECK(scratch.runs.capacity() == reserved_runs);  // no allocation inside attend (worker threads)
   // Memory: the sink page and ceil((W + max_rewrite) / P) = 3 ring pages per layer, whatever the length.
   const std::uint64_t page = 2 * 5 * kv_row_bytes(TensorType::f32, kv_dim);
   CHECK(cache->stats().allocated_bytes == 4 * page);  // layer 1 only was stored
@@ -245,9 +248,10 @@ TEST_CASE("kv::paged and offload: pages on demand, freed on reset; offload keeps
   CHECK(s.allocated_bytes == 3 * page);
   CHECK(s.spilled_bytes == (16 - 3) * page);  // 8 pages x 2 layers, 3 resident
   CHECK(s.slow_write_bytes == (16 - 3) * page);
-  std::vector<float> out(16), scores(40);
+  std::vector<float> out(16);
+  AttendScratch scratch = off->make_scratch();
   off->prepare_attend(0, 40);
-  off->attend(0, 0, 40, x.data(), out.data(), scores.data());
+  off->attend(0, 0, 40, x.data(), out.data(), scratch);
   s = off->stats();
   CHECK(s.slow_read_bytes == 7 * page);  // the newest 3 pages stay resident: layer 1's page 6, both layers' page 7
   CHECK(off->status().ok());
