@@ -5,6 +5,7 @@
 // the part of the block it owns with the block's scale. Layouts and bytes per element:
 // docs/formats.md ("KV cache"). Adding a format is one row in kv_format_table.cpp.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <span>
 
@@ -17,6 +18,27 @@ namespace trilemma::engine {
 using KvStoreRowFn = void (*)(const float* x, void* row, int kv_dim);               // quantize a row
 using KvDotFn = float (*)(const void* row, int first, int n, const float* q);       // q . row[first, first + n)
 using KvAxpyFn = void (*)(const void* row, int first, int n, float a, float* out);  // out[i] += a * row[first + i]
+// The same over a run of `count` stored rows, row_bytes apart (one page's positions), so that
+// attention makes one call per run, not two per position:
+//   scores: scores[r] = dot(row r) / scale
+//   mix:    out += w[r] * row r, for r = 0, 1, ... in order
+// A format's run kernels give, row by row, exactly what its dot (then / scale) and axpy give.
+using KvScoresFn = void (*)(const std::byte* rows, std::size_t row_bytes, int count, int first, int n, const float* q,
+                            float scale, float* scores);
+using KvMixFn = void (*)(const std::byte* rows, std::size_t row_bytes, int count, int first, int n, const float* w,
+                         float* out);
+
+// The run kernels of a format from its row kernels, for formats with no tiled kernel. Inlined
+// where instantiated beside the row kernels.
+template <KvDotFn Dot>
+void kv_scores_by_row(const std::byte* rows, std::size_t row_bytes, int count, int first, int n, const float* q, float scale,
+                      float* scores) {
+  for (int r = 0; r < count; ++r) scores[r] = Dot(rows + std::size_t(r) * row_bytes, first, n, q) / scale;
+}
+template <KvAxpyFn Axpy>
+void kv_mix_by_row(const std::byte* rows, std::size_t row_bytes, int count, int first, int n, const float* w, float* out) {
+  for (int r = 0; r < count; ++r) Axpy(rows + std::size_t(r) * row_bytes, first, n, w[r], out);
+}
 
 struct KvFormatKernels {
   TensorType type;
@@ -26,6 +48,14 @@ struct KvFormatKernels {
   KvDotFn dot_avx2;    // SIMD columns (simd/avx2/kv_avx2.cpp, x86-64 only); nullptr when
   KvAxpyFn axpy_avx2;  // absent: select_kv_* fall back to the _ref column. axpy_avx2 == axpy_ref
                        // bit for bit; dot_avx2 differs only in float summation order.
+  // Run kernels, the attention's entry points: _ref from the _ref row kernels; _avx2 tiled over
+  // positions (f32, f16: eight dots at once, the output kept in registers across the run) or
+  // the avx2 row kernels inlined in a loop. mix_avx2 == mix_ref bit for bit; scores_avx2 differs
+  // only in float summation order. nullptr: as for the row columns.
+  KvScoresFn scores_ref;
+  KvMixFn mix_ref;
+  KvScoresFn scores_avx2;
+  KvMixFn mix_avx2;
 };
 
 std::span<const KvFormatKernels> kv_format_kernels();
@@ -33,6 +63,8 @@ std::span<const KvFormatKernels> kv_format_kernels();
 const KvFormatKernels* find_kv_format(TensorType type);
 KvDotFn select_kv_dot(const KvFormatKernels& k, Isa isa);
 KvAxpyFn select_kv_axpy(const KvFormatKernels& k, Isa isa);
+KvScoresFn select_kv_scores(const KvFormatKernels& k, Isa isa);
+KvMixFn select_kv_mix(const KvFormatKernels& k, Isa isa);
 // Bytes of one stored row of kv_dim elements. REQUIRES: kv_dim a multiple of the block.
 std::uint64_t kv_row_bytes(TensorType type, int kv_dim);
 
@@ -54,5 +86,17 @@ float kv_dot_q8_0_avx2(const void* row, int first, int n, const float* q);
 void kv_axpy_q8_0_avx2(const void* row, int first, int n, float a, float* out);
 float kv_dot_q4_0_avx2(const void* row, int first, int n, const float* q);
 void kv_axpy_q4_0_avx2(const void* row, int first, int n, float a, float* out);
+void kv_scores_f32_avx2(const std::byte* rows, std::size_t row_bytes, int count, int first, int n, const float* q, float scale,
+                        float* scores);
+void kv_mix_f32_avx2(const std::byte* rows, std::size_t row_bytes, int count, int first, int n, const float* w, float* out);
+void kv_scores_f16_avx2(const std::byte* rows, std::size_t row_bytes, int count, int first, int n, const float* q, float scale,
+                        float* scores);
+void kv_mix_f16_avx2(const std::byte* rows, std::size_t row_bytes, int count, int first, int n, const float* w, float* out);
+void kv_scores_q8_0_avx2(const std::byte* rows, std::size_t row_bytes, int count, int first, int n, const float* q, float scale,
+                         float* scores);
+void kv_mix_q8_0_avx2(const std::byte* rows, std::size_t row_bytes, int count, int first, int n, const float* w, float* out);
+void kv_scores_q4_0_avx2(const std::byte* rows, std::size_t row_bytes, int count, int first, int n, const float* q, float scale,
+                         float* scores);
+void kv_mix_q4_0_avx2(const std::byte* rows, std::size_t row_bytes, int count, int first, int n, const float* w, float* out);
 
 }  // namespace trilemma::engine

@@ -26,8 +26,8 @@ PagedKvBase::PagedKvBase(const KvConfig& c, int page_positions)
       m_row_bytes(kv_row_bytes(c.format, c.kv_heads * c.head_dim)),
       m_page_bytes(2 * std::size_t(page_positions) * m_row_bytes),
       m_format(*find_kv_format(c.format)),
-      m_dot(select_kv_dot(m_format, c.isa)),
-      m_axpy(select_kv_axpy(m_format, c.isa)) {}
+      m_scores(select_kv_scores(m_format, c.isa)),
+      m_mix(select_kv_mix(m_format, c.isa)) {}
 
 std::byte* PagedKvBase::new_page() {
   const std::size_t bytes = (m_page_bytes + 63) / 64 * 64;
@@ -66,8 +66,10 @@ void PagedKvBase::attend(int layer, int head, int n_pos, const float* q, float* 
   const int first = (head / (m_heads / m_kv_heads)) * m_head_dim;  // element offset of the kv head
   const float scale = std::sqrt(float(m_head_dim));
   int n = 0;
-  for (const Run& r : runs)
-    for (int i = 0; i < r.count; ++i) scores[n++] = m_dot(r.k + std::size_t(i) * m_row_bytes, first, m_head_dim, q) / scale;
+  for (const Run& r : runs) {
+    m_scores(r.k, m_row_bytes, r.count, first, m_head_dim, q, scale, scores + n);
+    n += r.count;
+  }
   const float max = *std::max_element(scores, scores + n);
   float sum = 0.0f;
   for (int t = 0; t < n; ++t) {
@@ -77,8 +79,10 @@ void PagedKvBase::attend(int layer, int head, int n_pos, const float* q, float* 
   for (int t = 0; t < n; ++t) scores[t] /= sum;
   std::fill(out, out + m_head_dim, 0.0f);
   int t = 0;
-  for (const Run& r : runs)
-    for (int i = 0; i < r.count; ++i) m_axpy(r.v + std::size_t(i) * m_row_bytes, first, m_head_dim, scores[t++], out);
+  for (const Run& r : runs) {
+    m_mix(r.v, m_row_bytes, r.count, first, m_head_dim, scores + t, out);
+    t += r.count;
+  }
 }
 
 }  // namespace trilemma::engine

@@ -46,8 +46,8 @@ class PagedKvBase : public KvCache {
   int m_layers, m_capacity, m_heads, m_kv_heads, m_head_dim, m_kv_dim, m_page;
   std::size_t m_row_bytes, m_page_bytes;
   const KvFormatKernels& m_format;
-  KvDotFn m_dot;
-  KvAxpyFn m_axpy;
+  KvScoresFn m_scores;  // per run of positions
+  KvMixFn m_mix;
   int m_filled = 0;  // 1 + the highest position stored since reset
   std::uint64_t m_allocated = 0;
 

@@ -20,6 +20,8 @@ enum class KvStrategy : std::uint8_t {
   sliding,     // keep the last `window` positions (+ `sinks` first tokens, StreamingLLM)
   offload,     // pages beyond a resident budget live in a slower tier
 };
+// One row per strategy in each strategy table; the last enumerator + 1.
+inline constexpr std::size_t k_kv_strategy_count = static_cast<std::size_t>(KvStrategy::offload) + 1;
 
 struct KvStrategyInfo {
   KvStrategy strategy;

@@ -51,6 +51,7 @@ constexpr bool table_in_enum_order() {
   return true;
 }
 static_assert(table_in_enum_order(), "tensor type table must list types in enum order");
+static_assert(k_table.size() == k_tensor_type_count, "one row per TensorType");
 
 }  // namespace
 

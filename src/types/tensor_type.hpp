@@ -3,6 +3,7 @@
 // `ggml_type` and its type_traits table (ggml/src/ggml.c, ggml-common.h); trilemma's own
 // sub-4-bit formats (tq3_t, tq2_t, see docs/formats.md) have no GGUF id.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -19,6 +20,8 @@ enum class TensorType : std::uint8_t {
   tq3_t, tq2_t,  // trilemma's INT3 and INT2 block formats
   i4,            // plain int4, two per byte (NPU weight formats; per-row scales not counted)
 };
+// One row per type in the table (tensor_type.cpp); the last enumerator + 1.
+inline constexpr std::size_t k_tensor_type_count = static_cast<std::size_t>(TensorType::i4) + 1;
 
 inline constexpr std::uint32_t k_no_gguf_id = 0xffffffffu;
 

@@ -123,6 +123,55 @@ TEST_CASE("kv::kv_format_kernels: every SIMD column matches its _ref twin, axpy 
   }
 }
 
+TEST_CASE("kv::kv_format_kernels: run kernels equal their row kernels; a position's score does not depend on its run", "[kv]") {
+  const Isa isa = detect_isa();
+  const bool x86 = isa == Isa::avx2 || isa == Isa::avx512vnni;
+  const int kv_dim = 128, rows = 21;
+  const auto q = normal(kv_dim, 31), w = normal(rows, 32);
+  for (const KvFormatKernels& k : kv_format_kernels()) {
+    CAPTURE(info(k.type).name);
+    CHECK(select_kv_scores(k, Isa::scalar) == k.scores_ref);
+    CHECK(select_kv_mix(k, Isa::scalar) == k.mix_ref);
+    const std::size_t row_bytes = kv_row_bytes(k.type, kv_dim);
+    std::vector<std::byte> store(row_bytes * rows);
+    for (int r = 0; r < rows; ++r) k.store_row(normal(kv_dim, 100 + std::uint32_t(r)).data(), store.data() + std::size_t(r) * row_bytes, kv_dim);
+    const auto row = [&](int r) { return store.data() + std::size_t(r) * row_bytes; };
+    for (auto [first, n] : {std::pair{0, 128}, {64, 64}, {32, 32}, {8, 8}, {24, 16}, {16, 40}, {1, 7}}) {
+      for (int count : {0, 1, 7, 8, 13, 21}) {
+        CAPTURE(first, n, count);
+        // _ref: exactly the row kernels, row by row.
+        std::vector<float> got(static_cast<std::size_t>(rows)), out(std::size_t(n), 0.25f), want_out = out;
+        k.scores_ref(store.data(), row_bytes, count, first, n, q.data(), 3.0f, got.data());
+        for (int r = 0; r < count; ++r) CHECK(got[std::size_t(r)] == k.dot_ref(row(r), first, n, q.data()) / 3.0f);
+        k.mix_ref(store.data(), row_bytes, count, first, n, w.data(), out.data());
+        for (int r = 0; r < count; ++r) k.axpy_ref(row(r), first, n, w[std::size_t(r)], want_out.data());
+        CHECK(std::memcmp(out.data(), want_out.data(), out.size() * sizeof(float)) == 0);
+        if (!x86 || k.scores_avx2 == nullptr) continue;
+        CHECK(select_kv_scores(k, isa) == k.scores_avx2);
+        CHECK(select_kv_mix(k, isa) == k.mix_avx2);
+        // _avx2 scores: within float rounding of _ref, and the same bits whether a position is
+        // scored in a run of `count` or alone (batch invariance of attention).
+        std::vector<float> simd(static_cast<std::size_t>(rows)), alone(1);
+        k.scores_avx2(store.data(), row_bytes, count, first, n, q.data(), 3.0f, simd.data());
+        for (int r = 0; r < count; ++r) {
+          CAPTURE(r);
+          double mag = 0;
+          std::vector<float> deq(kv_dim);
+          find_kernels(k.type)->dequantize(row(r), deq.data(), kv_dim);
+          for (int i = 0; i < n; ++i) mag += std::fabs(q[std::size_t(i)] * deq[std::size_t(first + i)]);
+          CHECK(std::fabs(simd[std::size_t(r)] - got[std::size_t(r)]) <= (1e-5 * mag + 1e-6) / 3.0);
+          k.scores_avx2(row(r), row_bytes, 1, first, n, q.data(), 3.0f, alone.data());
+          CHECK(std::memcmp(&alone[0], &simd[std::size_t(r)], sizeof(float)) == 0);
+        }
+        // _avx2 mix: bit for bit.
+        std::vector<float> simd_out(std::size_t(n), 0.25f);
+        k.mix_avx2(store.data(), row_bytes, count, first, n, w.data(), simd_out.data());
+        CHECK(std::memcmp(simd_out.data(), want_out.data(), out.size() * sizeof(float)) == 0);
+      }
+    }
+  }
+}
+
 TEST_CASE("kv::make_kv_cache: invalid combinations are errors naming the option", "[kv]") {
   auto c = config(TensorType::bf16, KvStrategy::contiguous, 16);
   auto r = make_kv_cache(c);

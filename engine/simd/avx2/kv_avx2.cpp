@@ -10,9 +10,20 @@
 //         left to right) only in float summation order: tested against it with a tolerance.
 //   axpy: out[i] = out[i] + (a * d) * code, one multiply and one add per element in the _ref
 //         order (no FMA, -ffp-contract=off): bit-identical to _ref, tested with ==.
+// Run kernels (a page's positions in one call):
+//   f32/f16 scores: eight positions at once, one accumulator each (eight independent FMA
+//         chains instead of one), reduced together by a transpose; a run's last < 8 positions
+//         take the same arithmetic one at a time, so a score does not depend on where its
+//         position falls in a run. Heads not a multiple of 8 wide use the row dot.
+//   f32/f16 mix: 32 output columns held in registers across all the run's positions (one load
+//         and store of out per run, not per position), same multiply-then-add per element as
+//         axpy, in position order: bit-identical to mix_ref.
+//   q8_0/q4_0: the row kernels above, inlined in a loop.
 #include <immintrin.h>
 
 #include <algorithm>
+#include <cstddef>
+#include <type_traits>
 
 #include "engine/kv/kv_format.hpp"
 #include "engine/quant/blocks.hpp"
@@ -92,7 +103,108 @@ void axpy_blocks(const void* row, int first, int n, float a, float* out, CodesFn
   }
 }
 
+// Eight vectors -> one vector of their eight sums, lane p = ((a0+a1)+(a2+a3))+((a4+a5)+(a6+a7))
+// of v[p]'s lanes a0..a7.
+inline __m256 sum8(const __m256 v[8]) {
+  const __m256 t0 = _mm256_hadd_ps(v[0], v[1]), t1 = _mm256_hadd_ps(v[2], v[3]);
+  const __m256 t2 = _mm256_hadd_ps(v[4], v[5]), t3 = _mm256_hadd_ps(v[6], v[7]);
+  const __m256 u0 = _mm256_hadd_ps(t0, t1), u1 = _mm256_hadd_ps(t2, t3);
+  return _mm256_add_ps(_mm256_permute2f128_ps(u0, u1, 0x20), _mm256_permute2f128_ps(u0, u1, 0x31));
+}
+
+// The same order for one vector (the run's tail).
+inline float sum1(__m256 v) {
+  alignas(32) float a[8];
+  _mm256_store_ps(a, v);
+  return ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));
+}
+
+struct LoadF32 {
+  using Elem = float;
+  static __m256 load(const float* p) { return _mm256_loadu_ps(p); }
+};
+struct LoadF16 {
+  using Elem = std::uint16_t;
+  static __m256 load(const std::uint16_t* p) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
+};
+
+template <class L>
+const typename L::Elem* row_at(const std::byte* rows, std::size_t row_bytes, int r, int first) {
+  return reinterpret_cast<const typename L::Elem*>(rows + std::size_t(r) * row_bytes) + first;
+}
+
+// REQUIRES: n % 8 == 0.
+template <class L>
+void scores_tiled(const std::byte* rows, std::size_t row_bytes, int count, int first, int n, const float* q, float scale,
+                  float* scores) {
+  const __m256 vscale = _mm256_set1_ps(scale);
+  int r = 0;
+  for (; r + 8 <= count; r += 8) {
+    __m256 acc[8];
+    const typename L::Elem* k[8];
+    for (int p = 0; p < 8; ++p) acc[p] = _mm256_setzero_ps(), k[p] = row_at<L>(rows, row_bytes, r + p, first);
+    for (int j = 0; j < n; j += 8) {
+      const __m256 qv = _mm256_loadu_ps(q + j);
+      for (int p = 0; p < 8; ++p) acc[p] = _mm256_fmadd_ps(qv, L::load(k[p] + j), acc[p]);
+    }
+    _mm256_storeu_ps(scores + r, _mm256_div_ps(sum8(acc), vscale));
+  }
+  for (; r < count; ++r) {
+    const typename L::Elem* k = row_at<L>(rows, row_bytes, r, first);
+    __m256 acc = _mm256_setzero_ps();
+    for (int j = 0; j < n; j += 8) acc = _mm256_fmadd_ps(_mm256_loadu_ps(q + j), L::load(k + j), acc);
+    scores[r] = sum1(acc) / scale;
+  }
+}
+
+template <class L>
+void mix_tiled(const std::byte* rows, std::size_t row_bytes, int count, int first, int n, const float* w, float* out) {
+  int j = 0;
+  for (; j + 32 <= n; j += 32) {
+    __m256 acc[4];
+    for (int c = 0; c < 4; ++c) acc[c] = _mm256_loadu_ps(out + j + 8 * c);
+    for (int r = 0; r < count; ++r) {
+      const typename L::Elem* v = row_at<L>(rows, row_bytes, r, first) + j;
+      const __m256 a = _mm256_set1_ps(w[r]);
+      for (int c = 0; c < 4; ++c) acc[c] = _mm256_add_ps(acc[c], _mm256_mul_ps(a, L::load(v + 8 * c)));
+    }
+    for (int c = 0; c < 4; ++c) _mm256_storeu_ps(out + j + 8 * c, acc[c]);
+  }
+  for (; j + 8 <= n; j += 8) {
+    __m256 acc = _mm256_loadu_ps(out + j);
+    for (int r = 0; r < count; ++r)
+      acc = _mm256_add_ps(acc, _mm256_mul_ps(_mm256_set1_ps(w[r]), L::load(row_at<L>(rows, row_bytes, r, first) + j)));
+    _mm256_storeu_ps(out + j, acc);
+  }
+  for (; j < n; ++j) {
+    float acc = out[j];
+    for (int r = 0; r < count; ++r) {
+      const typename L::Elem x = row_at<L>(rows, row_bytes, r, first)[j];
+      if constexpr (std::is_same_v<typename L::Elem, float>) acc += w[r] * x;
+      else acc += w[r] * fp16(x);
+    }
+    out[j] = acc;
+  }
+}
+
 }  // namespace
+
+void kv_scores_f32_avx2(const std::byte* rows, std::size_t row_bytes, int count, int first, int n, const float* q, float scale,
+                        float* scores) {
+  if (n % 8 != 0) return kv_scores_by_row<kv_dot_f32_avx2>(rows, row_bytes, count, first, n, q, scale, scores);
+  scores_tiled<LoadF32>(rows, row_bytes, count, first, n, q, scale, scores);
+}
+void kv_scores_f16_avx2(const std::byte* rows, std::size_t row_bytes, int count, int first, int n, const float* q, float scale,
+                        float* scores) {
+  if (n % 8 != 0) return kv_scores_by_row<kv_dot_f16_avx2>(rows, row_bytes, count, first, n, q, scale, scores);
+  scores_tiled<LoadF16>(rows, row_bytes, count, first, n, q, scale, scores);
+}
+void kv_mix_f32_avx2(const std::byte* rows, std::size_t row_bytes, int count, int first, int n, const float* w, float* out) {
+  mix_tiled<LoadF32>(rows, row_bytes, count, first, n, w, out);
+}
+void kv_mix_f16_avx2(const std::byte* rows, std::size_t row_bytes, int count, int first, int n, const float* w, float* out) {
+  mix_tiled<LoadF16>(rows, row_bytes, count, first, n, w, out);
+}
 
 float kv_dot_q8_0_avx2(const void* row, int first, int n, const float* q) {
   return dot_blocks<BlockQ8_0>(row, first, n, q, codes_q8_0, kv_dot_q8_0_ref);
@@ -125,6 +237,21 @@ void kv_axpy_f32_avx2(const void* row, int first, int n, float a, float* out) {
   for (; i + 8 <= n; i += 8)
     _mm256_storeu_ps(out + i, _mm256_add_ps(_mm256_loadu_ps(out + i), _mm256_mul_ps(va, _mm256_loadu_ps(v + i))));
   for (; i < n; ++i) out[i] += a * v[i];
+}
+
+void kv_scores_q8_0_avx2(const std::byte* rows, std::size_t row_bytes, int count, int first, int n, const float* q, float scale,
+                         float* scores) {
+  kv_scores_by_row<kv_dot_q8_0_avx2>(rows, row_bytes, count, first, n, q, scale, scores);
+}
+void kv_mix_q8_0_avx2(const std::byte* rows, std::size_t row_bytes, int count, int first, int n, const float* w, float* out) {
+  kv_mix_by_row<kv_axpy_q8_0_avx2>(rows, row_bytes, count, first, n, w, out);
+}
+void kv_scores_q4_0_avx2(const std::byte* rows, std::size_t row_bytes, int count, int first, int n, const float* q, float scale,
+                         float* scores) {
+  kv_scores_by_row<kv_dot_q4_0_avx2>(rows, row_bytes, count, first, n, q, scale, scores);
+}
+void kv_mix_q4_0_avx2(const std::byte* rows, std::size_t row_bytes, int count, int first, int n, const float* w, float* out) {
+  kv_mix_by_row<kv_axpy_q4_0_avx2>(rows, row_bytes, count, first, n, w, out);
 }
 
 }  // namespace trilemma::engine
