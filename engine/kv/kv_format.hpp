@@ -23,10 +23,12 @@ using KvAxpyFn = void (*)(const void* row, int first, int n, float a, float* out
 //   scores: scores[r] = dot(row r) / scale
 //   mix:    out += w[r] * row r, for r = 0, 1, ... in order
 // A format's run kernels give, row by row, exactly what its dot (then / scale) and axpy give.
-using KvScoresFn = void (*)(const std::byte* rows, std::size_t row_bytes, int count, int first, int n, const float* q,
+using KvScoresKernel = void(const std::byte* rows, std::size_t row_bytes, int count, int first, int n, const float* q,
                             float scale, float* scores);
-using KvMixFn = void (*)(const std::byte* rows, std::size_t row_bytes, int count, int first, int n, const float* w,
+using KvMixKernel = void(const std::byte* rows, std::size_t row_bytes, int count, int first, int n, const float* w,
                          float* out);
+using KvScoresFn = KvScoresKernel*;
+using KvMixFn = KvMixKernel*;
 
 // The run kernels of a format from its row kernels, for formats with no tiled kernel. Inlined
 // where instantiated beside the row kernels.
@@ -86,17 +88,7 @@ float kv_dot_q8_0_avx2(const void* row, int first, int n, const float* q);
 void kv_axpy_q8_0_avx2(const void* row, int first, int n, float a, float* out);
 float kv_dot_q4_0_avx2(const void* row, int first, int n, const float* q);
 void kv_axpy_q4_0_avx2(const void* row, int first, int n, float a, float* out);
-void kv_scores_f32_avx2(const std::byte* rows, std::size_t row_bytes, int count, int first, int n, const float* q, float scale,
-                        float* scores);
-void kv_mix_f32_avx2(const std::byte* rows, std::size_t row_bytes, int count, int first, int n, const float* w, float* out);
-void kv_scores_f16_avx2(const std::byte* rows, std::size_t row_bytes, int count, int first, int n, const float* q, float scale,
-                        float* scores);
-void kv_mix_f16_avx2(const std::byte* rows, std::size_t row_bytes, int count, int first, int n, const float* w, float* out);
-void kv_scores_q8_0_avx2(const std::byte* rows, std::size_t row_bytes, int count, int first, int n, const float* q, float scale,
-                         float* scores);
-void kv_mix_q8_0_avx2(const std::byte* rows, std::size_t row_bytes, int count, int first, int n, const float* w, float* out);
-void kv_scores_q4_0_avx2(const std::byte* rows, std::size_t row_bytes, int count, int first, int n, const float* q, float scale,
-                         float* scores);
-void kv_mix_q4_0_avx2(const std::byte* rows, std::size_t row_bytes, int count, int first, int n, const float* w, float* out);
+KvScoresKernel kv_scores_f32_avx2, kv_scores_f16_avx2, kv_scores_q8_0_avx2, kv_scores_q4_0_avx2;
+KvMixKernel kv_mix_f32_avx2, kv_mix_f16_avx2, kv_mix_q8_0_avx2, kv_mix_q4_0_avx2;
 
 }  // namespace trilemma::engine

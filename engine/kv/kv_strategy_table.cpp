@@ -5,6 +5,7 @@
 #include <string>
 
 #include "engine/kv/kv_pages.hpp"
+#include "types/table_order.hpp"
 
 namespace trilemma::engine {
 namespace {
@@ -29,12 +30,8 @@ constexpr std::array k_rows = {
     StrategyRow{KvStrategy::sliding, true, true, false, sliding},
     StrategyRow{KvStrategy::offload, true, false, true, make_offload_kv},
 };
-constexpr bool rows_in_enum_order() {
-  for (std::size_t i = 0; i < k_rows.size(); ++i)
-    if (static_cast<std::size_t>(k_rows[i].strategy) != i) return false;
-  return true;
-}
-static_assert(k_rows.size() == k_kv_strategy_count && rows_in_enum_order(), "one row per KvStrategy, in enum order");
+static_assert(k_rows.size() == k_kv_strategy_count && rows_in_enum_order(k_rows, &StrategyRow::strategy),
+              "one row per KvStrategy, in enum order");
 
 }  // namespace
 

@@ -1,4 +1,5 @@
 #include "types/backend.hpp"
+#include "types/table_order.hpp"
 
 #include <algorithm>
 
@@ -72,12 +73,7 @@ constexpr std::array<BackendInfo, static_cast<std::size_t>(Backend::count)> k_ba
      k_npu_attention, 512, k_hexagon_weights, k_any_kv, std::nullopt, false, "docs/npu.md#qualcomm-hexagon"},
 }};
 
-constexpr bool in_enum_order() {
-  for (std::size_t i = 0; i < k_backends.size(); ++i)
-    if (static_cast<std::size_t>(k_backends[i].backend) != i) return false;
-  return true;
-}
-static_assert(in_enum_order(), "backend table must list backends in enum order");
+static_assert(rows_in_enum_order(k_backends, &BackendInfo::backend), "backend table must list backends in enum order");
 
 }  // namespace
 

@@ -1,4 +1,5 @@
 #include "types/compute_path.hpp"
+#include "types/table_order.hpp"
 
 namespace trilemma {
 namespace {
@@ -19,12 +20,7 @@ constexpr std::array<ComputePathInfo, static_cast<std::size_t>(P::count)> k_path
     {P::cpu_int8_widen, "cpu_int8_widen", "CPU", false, "int8 multiply widened to 16 bits (SMULL/SADALP, VPMADDUBSW)"},
 }};
 
-constexpr bool in_enum_order() {
-  for (std::size_t i = 0; i < k_paths.size(); ++i)
-    if (static_cast<std::size_t>(k_paths[i].path) != i) return false;
-  return true;
-}
-static_assert(in_enum_order(), "compute path table must list paths in enum order");
+static_assert(rows_in_enum_order(k_paths, &ComputePathInfo::path), "compute path table must list paths in enum order");
 
 }  // namespace
 

@@ -1,4 +1,5 @@
 #include "types/deployment.hpp"
+#include "types/table_order.hpp"
 
 #include <array>
 
@@ -11,12 +12,8 @@ constexpr std::array k_strategies = {
     KvStrategyInfo{KvStrategy::sliding, "sliding", "keeps the last W positions plus S sink tokens"},
     KvStrategyInfo{KvStrategy::offload, "offload", "pages beyond a resident budget move to a slower tier"},
 };
-constexpr bool strategies_in_enum_order() {
-  for (std::size_t i = 0; i < k_strategies.size(); ++i)
-    if (static_cast<std::size_t>(k_strategies[i].strategy) != i) return false;
-  return true;
-}
-static_assert(k_strategies.size() == k_kv_strategy_count && strategies_in_enum_order(), "one row per KvStrategy, in enum order");
+static_assert(k_strategies.size() == k_kv_strategy_count && rows_in_enum_order(k_strategies, &KvStrategyInfo::strategy),
+              "one row per KvStrategy, in enum order");
 
 constexpr std::array k_kv_formats = {TensorType::f32, TensorType::f16, TensorType::q8_0, TensorType::q4_0};
 static_assert(k_kv_formats.size() == k_kv_format_count);

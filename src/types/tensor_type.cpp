@@ -1,4 +1,5 @@
 #include "types/tensor_type.hpp"
+#include "types/table_order.hpp"
 
 #include <array>
 
@@ -45,12 +46,7 @@ constexpr std::array k_table = {
     TensorTypeInfo{TensorType::i4, "i4", k_no_gguf_id, 2, 1, "two's-complement int4, two per byte"},
 };
 
-constexpr bool table_in_enum_order() {
-  for (std::size_t i = 0; i < k_table.size(); ++i)
-    if (static_cast<std::size_t>(k_table[i].type) != i) return false;
-  return true;
-}
-static_assert(table_in_enum_order(), "tensor type table must list types in enum order");
+static_assert(rows_in_enum_order(k_table, &TensorTypeInfo::type), "tensor type table must list types in enum order");
 static_assert(k_table.size() == k_tensor_type_count, "one row per TensorType");
 
 }  // namespace

@@ -1,4 +1,5 @@
 #include "types/weight_format.hpp"
+#include "types/table_order.hpp"
 
 #include <array>
 
@@ -54,12 +55,7 @@ constexpr std::array k_table = {
 };
 static_assert(k_table.size() == static_cast<std::size_t>(WeightFormat::count), "one row per weight format");
 
-constexpr bool in_enum_order() {
-  for (std::size_t i = 0; i < k_table.size(); ++i)
-    if (static_cast<std::size_t>(k_table[i].format) != i) return false;
-  return true;
-}
-static_assert(in_enum_order(), "weight format table must list formats in enum order");
+static_assert(rows_in_enum_order(k_table, &WeightFormatInfo::format), "weight format table must list formats in enum order");
 
 }  // namespace
 

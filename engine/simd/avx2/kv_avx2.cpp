@@ -23,7 +23,6 @@
 
 #include <algorithm>
 #include <cstddef>
-#include <type_traits>
 
 #include "engine/kv/kv_format.hpp"
 #include "engine/quant/blocks.hpp"
@@ -122,10 +121,12 @@ inline float sum1(__m256 v) {
 struct LoadF32 {
   using Elem = float;
   static __m256 load(const float* p) { return _mm256_loadu_ps(p); }
+  static float one(float x) { return x; }
 };
 struct LoadF16 {
   using Elem = std::uint16_t;
   static __m256 load(const std::uint16_t* p) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
+  static float one(std::uint16_t x) { return fp16(x); }
 };
 
 template <class L>
@@ -178,11 +179,7 @@ void mix_tiled(const std::byte* rows, std::size_t row_bytes, int count, int firs
   }
   for (; j < n; ++j) {
     float acc = out[j];
-    for (int r = 0; r < count; ++r) {
-      const typename L::Elem x = row_at<L>(rows, row_bytes, r, first)[j];
-      if constexpr (std::is_same_v<typename L::Elem, float>) acc += w[r] * x;
-      else acc += w[r] * fp16(x);
-    }
+    for (int r = 0; r < count; ++r) acc += w[r] * L::one(row_at<L>(rows, row_bytes, r, first)[j]);
     out[j] = acc;
   }
 }
