@@ -38,7 +38,7 @@ struct KvRun {
 // One thread's scratch for attend(). Made by KvCache::make_scratch() on the thread that owns
 // the cache, sized so that attend() never allocates on a worker thread.
 struct AttendScratch {
-  std::vector<float> scores;  // capacity() floats
+  std::vector<float> scores;  // capacity() floats per head of a kv head's group
   std::vector<KvRun> runs;    // reserved to the most runs a query can see
 };
 
@@ -51,14 +51,17 @@ class KvCache {
   // Called once per layer, single-threaded, after the layer's stores and before its attend
   // calls; n_pos is the largest n_pos those calls use. Offload reads spilled pages here.
   virtual void prepare_attend(int layer, int n_pos) { (void)layer, (void)n_pos; }
-  // Causal attention of one query head at position n_pos - 1:
-  //   out[head_dim] = sum_t softmax_t(q . k_t / sqrt(head_dim)) v_t
+  // Causal attention of `heads` consecutive query heads head, head + 1, ... at position
+  // n_pos - 1, each:
+  //   out_h[head_dim] = sum_t softmax_t(q_h . k_t / sqrt(head_dim)) v_t
   // over the positions t < n_pos the strategy keeps (all of them, or sinks + window), reading
-  // kv head `head / (heads / kv_heads)` (GQA).
-  // REQUIRES: kept positions of `layer` stored; prepare_attend(layer, >= n_pos) called since
-  // the last store; scratch from make_scratch(); safe to call concurrently for different
-  // (head, out, scratch).
-  virtual void attend(int layer, int head, int n_pos, const float* q, float* out, AttendScratch& scratch) const = 0;
+  // kv head `head / (heads per kv head)` (GQA). q and out hold the heads side by side
+  // ([heads][head_dim]). One call per group of heads that share a kv head reads each stored row
+  // once for all of them while it is in L1; a head's result does not depend on the grouping.
+  // REQUIRES: the heads share one kv head; kept positions of `layer` stored; prepare_attend(layer,
+  // >= n_pos) called since the last store; scratch from make_scratch(); safe to call
+  // concurrently for different (heads, out, scratch).
+  virtual void attend(int layer, int head, int heads, int n_pos, const float* q, float* out, AttendScratch& scratch) const = 0;
   virtual AttendScratch make_scratch() const = 0;
   // Forgets every position; strategies that allocate on demand free their pages.
   virtual void reset() = 0;

@@ -27,7 +27,8 @@ PagedKvBase::PagedKvBase(const KvConfig& c, int page_positions)
       m_page_bytes(2 * std::size_t(page_positions) * m_row_bytes),
       m_format(*find_kv_format(c.format)),
       m_scores(select_kv_scores(m_format, c.isa)),
-      m_mix(select_kv_mix(m_format, c.isa)) {}
+      m_mix(select_kv_mix(m_format, c.isa)),
+      m_softmax(select_softmax(c.isa)) {}
 
 std::byte* PagedKvBase::new_page() {
   const std::size_t bytes = (m_page_bytes + 63) / 64 * 64;
@@ -53,34 +54,35 @@ void PagedKvBase::write_row(std::byte* page, int slot, const float* k, const flo
 
 AttendScratch PagedKvBase::make_scratch() const {
   AttendScratch s;
-  s.scores.resize(std::size_t(m_capacity));
+  s.scores.resize(std::size_t(m_heads / m_kv_heads) * std::size_t(m_capacity));
   s.runs.reserve(2 * std::size_t((m_capacity + m_page - 1) / m_page) + 2);
   return s;
 }
 
-void PagedKvBase::attend(int layer, int head, int n_pos, const float* q, float* out, AttendScratch& scratch) const {
+// Run by run, every head of the group: the run's K (then V) rows are read from memory once and
+// from L1 by the other heads. Each head's scores, softmax and sums are the one-head arithmetic
+// in the same order, so grouping changes no bit.
+void PagedKvBase::attend(int layer, int head, int heads, int n_pos, const float* q, float* out, AttendScratch& scratch) const {
   std::vector<Run>& runs = scratch.runs;
-  float* scores = scratch.scores.data();
   runs.clear();
   visible_runs(layer, n_pos, runs);
   const int first = (head / (m_heads / m_kv_heads)) * m_head_dim;  // element offset of the kv head
   const float scale = std::sqrt(float(m_head_dim));
+  const std::size_t hd = std::size_t(m_head_dim);
   int n = 0;
   for (const Run& r : runs) {
-    m_scores(r.k, m_row_bytes, r.count, first, m_head_dim, q, scale, scores + n);
+    for (int h = 0; h < heads; ++h)
+      m_scores(r.k, m_row_bytes, r.count, first, m_head_dim, q + std::size_t(h) * hd, scale,
+               scratch.scores.data() + std::size_t(h) * std::size_t(m_capacity) + std::size_t(n));
     n += r.count;
   }
-  const float max = *std::max_element(scores, scores + n);
-  float sum = 0.0f;
-  for (int t = 0; t < n; ++t) {
-    scores[t] = std::exp(scores[t] - max);
-    sum += scores[t];
-  }
-  for (int t = 0; t < n; ++t) scores[t] /= sum;
-  std::fill(out, out + m_head_dim, 0.0f);
+  for (int h = 0; h < heads; ++h) m_softmax(scratch.scores.data() + std::size_t(h) * std::size_t(m_capacity), n);
+  std::fill(out, out + std::size_t(heads) * hd, 0.0f);
   int t = 0;
   for (const Run& r : runs) {
-    m_mix(r.v, m_row_bytes, r.count, first, m_head_dim, scores + t, out);
+    for (int h = 0; h < heads; ++h)
+      m_mix(r.v, m_row_bytes, r.count, first, m_head_dim, scratch.scores.data() + std::size_t(h) * std::size_t(m_capacity) + std::size_t(t),
+            out + std::size_t(h) * hd);
     t += r.count;
   }
 }

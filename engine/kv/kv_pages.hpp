@@ -11,13 +11,14 @@
 
 #include "engine/kv/kv_cache.hpp"
 #include "engine/kv/kv_format.hpp"
+#include "engine/kv/softmax.hpp"
 
 namespace trilemma::engine {
 
 class PagedKvBase : public KvCache {
  public:
   int capacity() const override { return m_capacity; }
-  void attend(int layer, int head, int n_pos, const float* q, float* out, AttendScratch& scratch) const final;
+  void attend(int layer, int head, int heads, int n_pos, const float* q, float* out, AttendScratch& scratch) const final;
   AttendScratch make_scratch() const final;
 
  protected:
@@ -48,6 +49,7 @@ class PagedKvBase : public KvCache {
   const KvFormatKernels& m_format;
   KvScoresFn m_scores;  // per run of positions
   KvMixFn m_mix;
+  SoftmaxFn m_softmax;
   int m_filled = 0;  // 1 + the highest position stored since reset
   std::uint64_t m_allocated = 0;
 

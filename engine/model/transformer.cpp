@@ -6,6 +6,7 @@
 #include <cmath>
 #include <string>
 
+#include "engine/quant/activation.hpp"
 #include "engine/quant/kernel_table.hpp"
 
 namespace trilemma::engine {
@@ -34,10 +35,13 @@ void rope_head(float* v, int head_dim, int pos, const float* freq, RopeLayout la
   }
 }
 
+// Tokens per task of the element-wise loops: below this a forward call runs them on one thread.
+constexpr std::int64_t k_token_grain = 4;
+
 }  // namespace
 
 Transformer::Transformer(const Model& model, ThreadPool& pool, Isa isa, std::unique_ptr<KvCache> cache, int max_batch)
-    : m_model(model), m_pool(pool), m_cache(std::move(cache)), m_matmul(pool, isa), m_max_batch(std::max(1, max_batch)) {
+    : m_model(model), m_pool(pool), m_cache(std::move(cache)), m_matmul(pool, isa), m_swiglu(select_swiglu(isa)), m_max_batch(std::max(1, max_batch)) {
   const ModelShape& s = model.shape;
   const auto b = std::size_t(m_max_batch);
   m_x.resize(b * s.hidden);
@@ -92,16 +96,33 @@ Result<std::span<const float>> Transformer::forward(std::span<const int> tokens,
   return std::span<const float>(m_logits);
 }
 
+// Tasks are (token, kv head, slice of its query heads): a slice reads each K/V row once for all
+// its heads. The group is split into the fewest slices that still give every thread about four
+// tasks (decode has one token, and models with one or two kv heads have few groups).
+int Transformer::heads_per_task(int n) const {
+  const ModelShape& s = m_model.shape;
+  const int group = int(s.heads / s.kv_heads);
+  const std::int64_t wanted = 4 * std::int64_t(m_pool.size());
+  int per_task = group;
+  while (per_task > 1 && std::int64_t(n) * s.kv_heads * (group / per_task) < wanted) {
+    int next = per_task - 1;
+    while (group % next != 0) --next;  // slices of equal size
+    per_task = next;
+  }
+  return per_task;
+}
+
 void Transformer::attention(int layer, int n, int pos0) {
   const ModelShape& s = m_model.shape;
-  const int heads = int(s.heads), hd = int(s.head_dim);
+  const int hd = int(s.head_dim), per_task = heads_per_task(n);
+  const int slices = int(s.heads) / per_task;
   m_cache->prepare_attend(layer, pos0 + n);
-  m_pool.parallel_for_indexed(std::int64_t(n) * heads, 1, [&](int thread, std::int64_t begin, std::int64_t end) {
+  m_pool.parallel_for_indexed(std::int64_t(n) * slices, 1, [&](int thread, std::int64_t begin, std::int64_t end) {
     AttendScratch& scratch = m_attend_scratch[std::size_t(thread)];
     for (std::int64_t task = begin; task < end; ++task) {
-      const int t = int(task / heads), h = int(task % heads);
+      const int t = int(task / slices), h = int(task % slices) * per_task;
       const std::size_t at = std::size_t(t) * s.q_dim() + std::size_t(h) * std::size_t(hd);
-      m_cache->attend(layer, h, pos0 + t + 1, &m_q[at], &m_att[at], scratch);
+      m_cache->attend(layer, h, per_task, pos0 + t + 1, &m_q[at], &m_att[at], scratch);
     }
   });
 }
@@ -109,39 +130,47 @@ void Transformer::attention(int layer, int n, int pos0) {
 void Transformer::run_chunk(std::span<const int> tokens, int pos0, float* logits_out, bool all_logits) {
   const ModelShape& s = m_model.shape;
   const int n = int(tokens.size());
-  const int dim = int(s.hidden), q_dim = int(s.q_dim()), kv_dim = int(s.kv_dim()), ffn = int(s.ffn);
+  const std::size_t dim = s.hidden, q_dim = s.q_dim(), kv_dim = s.kv_dim(), ffn = s.ffn;
   const FormatKernels& emb = *find_kernels(m_model.token_embedding.type);
   for (int t = 0; t < n; ++t)
     emb.dequantize(m_model.token_embedding.row(tokens[std::size_t(t)]), &m_x[std::size_t(t) * dim], dim);
 
+  // Element-wise work token by token on the pool; a decode step (one token) stays on this thread.
+  const auto each_token = [&](const auto& fn) {
+    m_pool.parallel_for(n, k_token_grain, [&](std::int64_t begin, std::int64_t end) {
+      for (std::int64_t t = begin; t < end; ++t) fn(std::size_t(t));
+    });
+  };
+  const auto add_residual = [&](std::size_t t) {
+    for (std::size_t i = t * std::size_t(dim); i < (t + 1) * std::size_t(dim); ++i) m_x[i] += m_xb[i];
+  };
   for (int l = 0; l < int(s.layers); ++l) {
     const LayerWeights& w = m_model.layers[std::size_t(l)];
-    for (int t = 0; t < n; ++t) rmsnorm(&m_xb[std::size_t(t) * dim], &m_x[std::size_t(t) * dim], w.attn_norm, dim, m_model.norm_eps);
+    each_token([&](std::size_t t) { rmsnorm(&m_xb[t * dim], &m_x[t * dim], w.attn_norm, dim, m_model.norm_eps); });
     const MatmulJob qkv[] = {{&w.wq, m_q.data()}, {&w.wk, m_k.data()}, {&w.wv, m_v.data()}};
     m_matmul.run(m_xb.data(), n, dim, qkv);
-    for (int t = 0; t < n; ++t) {
-      float* q = &m_q[std::size_t(t) * q_dim];
-      float* k = &m_k[std::size_t(t) * kv_dim];
-      for (int h = 0; h < int(s.heads); ++h) rope_head(q + h * int(s.head_dim), int(s.head_dim), pos0 + t, m_rope_freq.data(), s.rope_layout);
-      for (int h = 0; h < int(s.kv_heads); ++h) rope_head(k + h * int(s.head_dim), int(s.head_dim), pos0 + t, m_rope_freq.data(), s.rope_layout);
-      m_cache->store(l, pos0 + t, k, &m_v[std::size_t(t) * kv_dim]);
-    }
+    each_token([&](std::size_t t) {
+      float* q = &m_q[t * q_dim];
+      float* k = &m_k[t * kv_dim];
+      const int pos = pos0 + int(t);
+      for (int h = 0; h < int(s.heads); ++h) rope_head(q + h * int(s.head_dim), int(s.head_dim), pos, m_rope_freq.data(), s.rope_layout);
+      for (int h = 0; h < int(s.kv_heads); ++h) rope_head(k + h * int(s.head_dim), int(s.head_dim), pos, m_rope_freq.data(), s.rope_layout);
+    });
+    // Stores stay on this thread: paged strategies allocate pages as positions arrive.
+    for (int t = 0; t < n; ++t) m_cache->store(l, pos0 + t, &m_k[std::size_t(t) * kv_dim], &m_v[std::size_t(t) * kv_dim]);
     attention(l, n, pos0);
     const MatmulJob wo[] = {{&w.wo, m_xb.data()}};
     m_matmul.run(m_att.data(), n, q_dim, wo);
-    for (std::size_t i = 0; i < std::size_t(n) * std::size_t(dim); ++i) m_x[i] += m_xb[i];
-
-    for (int t = 0; t < n; ++t) rmsnorm(&m_xb[std::size_t(t) * dim], &m_x[std::size_t(t) * dim], w.ffn_norm, dim, m_model.norm_eps);
+    each_token([&](std::size_t t) {
+      add_residual(t);
+      rmsnorm(&m_xb[t * dim], &m_x[t * dim], w.ffn_norm, dim, m_model.norm_eps);
+    });
     const MatmulJob gate_up[] = {{&w.w1, m_hb.data()}, {&w.w3, m_hb2.data()}};
     m_matmul.run(m_xb.data(), n, dim, gate_up);
-    for (std::size_t i = 0; i < std::size_t(n) * std::size_t(ffn); ++i) {
-      float val = m_hb[i];
-      val *= 1.0f / (1.0f + std::exp(-val));  // SiLU
-      m_hb[i] = val * m_hb2[i];
-    }
+    each_token([&](std::size_t t) { m_swiglu(&m_hb[t * ffn], &m_hb2[t * ffn], std::size_t(ffn)); });
     const MatmulJob down[] = {{&w.w2, m_xb.data()}};
     m_matmul.run(m_hb.data(), n, ffn, down);
-    for (std::size_t i = 0; i < std::size_t(n) * std::size_t(dim); ++i) m_x[i] += m_xb[i];
+    each_token(add_residual);
   }
 
   if (logits_out == nullptr) return;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine/kv/kv_cache.hpp"
+#include "engine/quant/activation.hpp"
 #include "engine/model/matmul.hpp"
 #include "engine/model/model.hpp"
 #include "types/result.hpp"
@@ -36,11 +37,13 @@ class Transformer {
  private:
   void run_chunk(std::span<const int> tokens, int pos0, float* logits_out, bool all_logits);
   void attention(int layer, int n, int pos0);
+  int heads_per_task(int n) const;  // query heads one attention task covers (a divisor of the group)
 
   const Model& m_model;
   ThreadPool& m_pool;
   std::unique_ptr<KvCache> m_cache;
   Matmul m_matmul;
+  SwigluFn m_swiglu;
   int m_max_batch;
   bool m_layout_ok = true;  // every x4 matrix has a tile under this ISA
   // Scratch, [max_batch][width] each.

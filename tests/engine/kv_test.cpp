@@ -136,7 +136,7 @@ TEST_CASE("kv::kv_format_kernels: run kernels equal their row kernels; a positio
     std::vector<std::byte> store(row_bytes * rows);
     for (int r = 0; r < rows; ++r) k.store_row(normal(kv_dim, 100 + std::uint32_t(r)).data(), store.data() + std::size_t(r) * row_bytes, kv_dim);
     const auto row = [&](int r) { return store.data() + std::size_t(r) * row_bytes; };
-    for (auto [first, n] : {std::pair{0, 128}, {64, 64}, {32, 32}, {8, 8}, {24, 16}, {16, 40}, {1, 7}}) {
+    for (auto [first, n] : {std::pair{0, 128}, {64, 64}, {32, 32}, {8, 8}, {24, 16}, {16, 40}, {1, 7}, {0, 112}, {16, 80}}) {
       for (int count : {0, 1, 7, 8, 13, 21}) {
         CAPTURE(first, n, count);
         // _ref: exactly the row kernels, row by row.
@@ -147,26 +147,33 @@ TEST_CASE("kv::kv_format_kernels: run kernels equal their row kernels; a positio
         for (int r = 0; r < count; ++r) k.axpy_ref(row(r), first, n, w[std::size_t(r)], want_out.data());
         CHECK(std::memcmp(out.data(), want_out.data(), out.size() * sizeof(float)) == 0);
         if (!x86 || k.scores_avx2 == nullptr) continue;
-        CHECK(select_kv_scores(k, isa) == k.scores_avx2);
-        CHECK(select_kv_mix(k, isa) == k.mix_avx2);
-        // _avx2 scores: within float rounding of _ref, and the same bits whether a position is
-        // scored in a run of `count` or alone (batch invariance of attention).
-        std::vector<float> simd(static_cast<std::size_t>(rows)), alone(1);
-        k.scores_avx2(store.data(), row_bytes, count, first, n, q.data(), 3.0f, simd.data());
-        for (int r = 0; r < count; ++r) {
-          CAPTURE(r);
-          double mag = 0;
-          std::vector<float> deq(kv_dim);
-          find_kernels(k.type)->dequantize(row(r), deq.data(), kv_dim);
-          for (int i = 0; i < n; ++i) mag += std::fabs(q[std::size_t(i)] * deq[std::size_t(first + i)]);
-          CHECK(std::fabs(simd[std::size_t(r)] - got[std::size_t(r)]) <= (1e-5 * mag + 1e-6) / 3.0);
-          k.scores_avx2(row(r), row_bytes, 1, first, n, q.data(), 3.0f, alone.data());
-          CHECK(std::memcmp(&alone[0], &simd[std::size_t(r)], sizeof(float)) == 0);
+        CHECK(select_kv_scores(k, Isa::avx2) == k.scores_avx2);
+        CHECK(select_kv_mix(k, Isa::avx2) == k.mix_avx2);
+        CHECK(select_kv_scores(k, Isa::avx512vnni) == (k.scores_avx512 != nullptr ? k.scores_avx512 : k.scores_avx2));
+        CHECK(select_kv_mix(k, Isa::avx512vnni) == (k.mix_avx512 != nullptr ? k.mix_avx512 : k.mix_avx2));
+        std::vector<std::pair<KvScoresFn, KvMixFn>> columns{{k.scores_avx2, k.mix_avx2}};
+        if (isa == Isa::avx512vnni && k.scores_avx512 != nullptr) columns.emplace_back(k.scores_avx512, k.mix_avx512);
+        for (const auto& [scores, mix] : columns) {
+          CAPTURE(scores == k.scores_avx512 ? "avx512" : "avx2");
+          // SIMD scores: within float rounding of _ref, and the same bits whether a position is
+          // scored in a run of `count` or alone (batch invariance of attention).
+          std::vector<float> simd(static_cast<std::size_t>(rows)), alone(1);
+          scores(store.data(), row_bytes, count, first, n, q.data(), 3.0f, simd.data());
+          for (int r = 0; r < count; ++r) {
+            CAPTURE(r);
+            double mag = 0;
+            std::vector<float> deq(kv_dim);
+            find_kernels(k.type)->dequantize(row(r), deq.data(), kv_dim);
+            for (int i = 0; i < n; ++i) mag += std::fabs(q[std::size_t(i)] * deq[std::size_t(first + i)]);
+            CHECK(std::fabs(simd[std::size_t(r)] - got[std::size_t(r)]) <= (1e-5 * mag + 1e-6) / 3.0);
+            scores(row(r), row_bytes, 1, first, n, q.data(), 3.0f, alone.data());
+            CHECK(std::memcmp(&alone[0], &simd[std::size_t(r)], sizeof(float)) == 0);
+          }
+          // SIMD mix: bit for bit.
+          std::vector<float> simd_out(std::size_t(n), 0.25f);
+          mix(store.data(), row_bytes, count, first, n, w.data(), simd_out.data());
+          CHECK(std::memcmp(simd_out.data(), want_out.data(), out.size() * sizeof(float)) == 0);
         }
-        // _avx2 mix: bit for bit.
-        std::vector<float> simd_out(std::size_t(n), 0.25f);
-        k.mix_avx2(store.data(), row_bytes, count, first, n, w.data(), simd_out.data());
-        CHECK(std::memcmp(simd_out.data(), want_out.data(), out.size() * sizeof(float)) == 0);
       }
     }
   }
@@ -236,6 +243,70 @@ TEST_CASE("kv strategies: paged, sliding with W >= context and offload at any bu
   }
 }
 
+TEST_CASE("kv::softmax: the SIMD column agrees with run.c's loop to a few ulp, tails and underflow included", "[kv]") {
+  const SoftmaxFn simd = select_softmax(detect_isa());
+  if (simd == softmax_ref) {
+    WARN("SKIPPED: this CPU has no SIMD softmax column; only the reference runs");
+    return;
+  }
+  std::mt19937 rng(5);
+  for (const float spread : {0.1f, 5.0f, 60.0f, 400.0f})  // 400: most weights underflow to 0
+    for (int n = 1; n <= 41; n += (n < 20 ? 1 : 7)) {
+      std::uniform_real_distribution<float> d(-spread, spread);
+      std::vector<float> want(std::size_t(n) + 3);
+      for (float& x : want) x = d(rng);
+      std::vector<float> got = want;
+      softmax_ref(want.data(), n);
+      simd(got.data(), n);
+      double total = 0;
+      for (int t = 0; t < n; ++t) {
+        CAPTURE(spread, n, t, want[std::size_t(t)], got[std::size_t(t)]);
+        CHECK(std::fabs(got[std::size_t(t)] - want[std::size_t(t)]) <= 4e-7f * want[std::size_t(t)] + 1e-37f);
+        total += got[std::size_t(t)];
+      }
+      CHECK(std::fabs(total - 1.0) < 1e-5);
+      for (std::size_t t = std::size_t(n); t < got.size(); ++t) CHECK(got[t] == want[t]);  // past n: untouched
+    }
+  float one = 3.0f;
+  simd(&one, 1);
+  CHECK(one == 1.0f);
+}
+
+TEST_CASE("kv::attend: heads attended together give each head's one-head result bit for bit, in every format and strategy", "[kv]") {
+  const int heads = 8, kv_heads = 2, hd = 16, kv_dim = kv_heads * hd, positions = 30;
+  const auto k = normal(std::size_t(positions) * kv_dim, 21), v = normal(std::size_t(positions) * kv_dim, 22);
+  const auto q = normal(std::size_t(heads) * hd, 23);
+  for (const KvFormatKernels& f : kv_format_kernels())
+    for (const Isa isa : {Isa::scalar, detect_isa()}) {
+      std::vector<KvConfig> configs;
+      for (const KvStrategy s : {KvStrategy::contiguous, KvStrategy::paged, KvStrategy::sliding, KvStrategy::offload}) {
+        KvConfig c = config(f.type, s, positions);
+        c.heads = heads, c.kv_heads = kv_heads, c.isa = isa;
+        if (s == KvStrategy::sliding) c.window = 9, c.sinks = 2, c.max_rewrite = 1;  // wraps the ring
+        if (s == KvStrategy::offload) c.resident_bytes = 2 * 5 * kv_row_bytes(f.type, kv_dim);  // one page
+        configs.push_back(c);
+      }
+      for (const KvConfig& c : configs) {
+        CAPTURE(info(f.type).name, isa_name(isa), info(c.strategy).name);
+        const auto cache = make(c);
+        AttendScratch scratch = cache->make_scratch();
+        std::vector<float> together(std::size_t(heads) * hd), alone(std::size_t(heads) * hd);
+        for (int pos = 0; pos < positions; ++pos) {
+          cache->store(0, pos, &k[std::size_t(pos) * kv_dim], &v[std::size_t(pos) * kv_dim]);
+          cache->prepare_attend(0, pos + 1);
+          for (int h = 0; h < heads; ++h) cache->attend(0, h, 1, pos + 1, &q[std::size_t(h) * hd], &alone[std::size_t(h) * hd], scratch);
+          for (const int per_call : {4, 2}) {  // whole groups, then halves
+            std::fill(together.begin(), together.end(), -1.0f);
+            for (int h = 0; h < heads; h += per_call)
+              cache->attend(0, h, per_call, pos + 1, &q[std::size_t(h) * hd], &together[std::size_t(h) * hd], scratch);
+            CAPTURE(pos, per_call);
+            CHECK(std::memcmp(together.data(), alone.data(), together.size() * sizeof(float)) == 0);
+          }
+        }
+      }
+    }
+}
+
 TEST_CASE("kv::sliding: a query sees the sinks and the last W positions, across ring wraps", "[kv]") {
   const int kv_dim = 32, positions = 50, window = 8, sinks = 2;
   auto c = config(TensorType::f32, KvStrategy::sliding, positions);
@@ -249,7 +320,7 @@ TEST_CASE("kv::sliding: a query sees the sinks and the last W positions, across 
   for (int pos = 0; pos < positions; ++pos) {
     cache->store(1, pos, &k[std::size_t(pos) * kv_dim], &v[std::size_t(pos) * kv_dim]);
     cache->prepare_attend(1, pos + 1);
-    cache->attend(1, 3, pos + 1, q.data(), out.data(), scratch);  // head 3 reads kv head 1
+    cache->attend(1, 3, 1, pos + 1, q.data(), out.data(), scratch);  // head 3 reads kv head 1
     std::vector<int> seen;
     for (int t = 0; t <= pos; ++t)
       if (t < sinks || t > pos - window) seen.push_back(t);
@@ -300,7 +371,7 @@ TEST_CASE("kv::paged and offload: pages on demand, freed on reset; offload keeps
   std::vector<float> out(16);
   AttendScratch scratch = off->make_scratch();
   off->prepare_attend(0, 40);
-  off->attend(0, 0, 40, x.data(), out.data(), scratch);
+  off->attend(0, 0, 1, 40, x.data(), out.data(), scratch);
   s = off->stats();
   CHECK(s.slow_read_bytes == 7 * page);  // the newest 3 pages stay resident: layer 1's page 6, both layers' page 7
   CHECK(off->status().ok());

@@ -14,6 +14,7 @@
 #include "engine/engine.hpp"
 #include "engine/gguf/gguf_file.hpp"
 #include "engine/kv/kv_pages.hpp"
+#include "engine/quant/activation.hpp"
 #include "engine/model/loaders.hpp"
 #include "engine/model/prepare.hpp"
 #include "engine/model/transformer.hpp"
@@ -207,6 +208,26 @@ TEST_CASE("engine::Transformer: NeoX RoPE on half-split weights equals adjacent 
   double diff = 0;
   for (std::size_t i = 0; i < logits.size(); ++i) diff = std::max(diff, double(std::fabs((*lc)[i] - logits[i])));
   CHECK(diff > 1e-3);
+}
+
+TEST_CASE("engine::swiglu: the SIMD column agrees with run.c's SiLU loop to a few ulp, tails and extremes included", "[engine]") {
+  const SwigluFn simd = select_swiglu(detect_isa());
+  if (simd == swiglu_ref) {
+    WARN("SKIPPED: this CPU has no SIMD SwiGLU column; only the reference runs");
+    return;
+  }
+  std::vector<float> x, up;
+  for (int i = -4000; i <= 4000; ++i) x.push_back(float(i) * 0.03f), up.push_back(1.0f + float(i % 7) * 0.25f);  // -120..120
+  for (const float big : {-1e4f, -100.0f, 88.0f, 90.0f, 1e4f}) x.push_back(big), up.push_back(0.5f);
+  for (const std::size_t n : {x.size(), std::size_t(13), std::size_t(8), std::size_t(1)}) {
+    std::vector<float> want(x.begin(), x.end()), got(x.begin(), x.end());
+    swiglu_ref(want.data(), up.data(), n);
+    simd(got.data(), up.data(), n);
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      CAPTURE(n, i, x[i], want[i], got[i]);
+      CHECK(std::fabs(got[i] - want[i]) <= 1e-6f * std::fabs(want[i]) + 1e-30f);
+    }
+  }
 }
 
 TEST_CASE("engine::pack_for_isa: x4 tiles give the logits of the ggml-layout kernels", "[engine]") {

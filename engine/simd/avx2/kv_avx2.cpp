@@ -34,6 +34,8 @@ namespace {
 
 using avx2::fp16;
 using avx2::hsum;
+using avx2::sum1;
+using avx2::sum8;
 
 // 8 signed bytes -> 8 floats.
 __m256 cvt8(__m128i bytes) { return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(bytes)); }
@@ -102,21 +104,6 @@ void axpy_blocks(const void* row, int first, int n, float a, float* out, CodesFn
   }
 }
 
-// Eight vectors -> one vector of their eight sums, lane p = ((a0+a1)+(a2+a3))+((a4+a5)+(a6+a7))
-// of v[p]'s lanes a0..a7.
-inline __m256 sum8(const __m256 v[8]) {
-  const __m256 t0 = _mm256_hadd_ps(v[0], v[1]), t1 = _mm256_hadd_ps(v[2], v[3]);
-  const __m256 t2 = _mm256_hadd_ps(v[4], v[5]), t3 = _mm256_hadd_ps(v[6], v[7]);
-  const __m256 u0 = _mm256_hadd_ps(t0, t1), u1 = _mm256_hadd_ps(t2, t3);
-  return _mm256_add_ps(_mm256_permute2f128_ps(u0, u1, 0x20), _mm256_permute2f128_ps(u0, u1, 0x31));
-}
-
-// The same order for one vector (the run's tail).
-inline float sum1(__m256 v) {
-  alignas(32) float a[8];
-  _mm256_store_ps(a, v);
-  return ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));
-}
 
 struct LoadF32 {
   using Elem = float;
