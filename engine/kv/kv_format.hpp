@@ -51,8 +51,8 @@ struct KvFormatKernels {
   KvAxpyFn axpy_avx2;  // absent: select_kv_* fall back to the _ref column. axpy_avx2 == axpy_ref
                        // bit for bit; dot_avx2 differs only in float summation order.
   // Run kernels, the attention's entry points: _ref from the _ref row kernels; _avx2 tiled over
-  // positions (f32, f16: eight dots at once, the output kept in registers across the run) or
-  // the avx2 row kernels inlined in a loop. mix_avx2 == mix_ref bit for bit; scores_avx2 differs
+  // positions (eight dots at once, the output kept in registers across the run; q8_0/q4_0 on
+  // slices of whole blocks, the avx2 row kernels in a loop otherwise). mix_avx2 == mix_ref bit for bit; scores_avx2 differs
   // only in float summation order. nullptr: as for the row columns.
   KvScoresFn scores_ref;
   KvMixFn mix_ref;

@@ -18,7 +18,11 @@
 //   f32/f16 mix: 32 output columns held in registers across all the run's positions (one load
 //         and store of out per run, not per position), same multiply-then-add per element as
 //         axpy, in position order: bit-identical to mix_ref.
-//   q8_0/q4_0: the row kernels above, inlined in a loop.
+//   q8_0/q4_0 on slices of whole blocks (heads of 32, 64, 128...): scores eight positions at
+//         once as f32/f16 do (each position's blocks in dot_blocks' arithmetic, reduced by the
+//         same tree); mix keeps a block's 32 output columns in registers across the run, the
+//         axpy's arithmetic per element: bit-identical to mix_ref. Slices that cut a block take
+//         the row kernels above in a loop.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -171,6 +175,73 @@ void mix_tiled(const std::byte* rows, std::size_t row_bytes, int count, int firs
   }
 }
 
+// Block formats on slices of whole blocks (first and n multiples of 32).
+template <class Block>
+const Block* block_row(const std::byte* rows, std::size_t row_bytes, int r, int first) {
+  return reinterpret_cast<const Block*>(rows + std::size_t(r) * row_bytes) + first / 32;
+}
+
+// One position's block b: the four products summed as dot_blocks does, times the block's d.
+template <class Block, class CodesFn>
+__m256 block_step(const Block& blk, const __m256 (&qv)[4], __m256 acc, CodesFn codes) {
+  const Codes c = codes(blk);
+  __m256 part = _mm256_mul_ps(qv[0], c.c[0]);
+  part = _mm256_fmadd_ps(qv[1], c.c[1], part);
+  part = _mm256_fmadd_ps(qv[2], c.c[2], part);
+  part = _mm256_fmadd_ps(qv[3], c.c[3], part);
+  return _mm256_fmadd_ps(part, _mm256_set1_ps(fp16(blk.d)), acc);
+}
+
+// Eight positions at once, one accumulator each, reduced together (sum8); a run's last < 8
+// positions take the same steps and sum1, the same tree: a score does not depend on its run.
+template <class Block, class CodesFn>
+void scores_blocks(const std::byte* rows, std::size_t row_bytes, int count, int first, int n, const float* q, float scale,
+                   float* scores, CodesFn codes) {
+  const int blocks = n / 32;
+  const __m256 vscale = _mm256_set1_ps(scale);
+  int r = 0;
+  for (; r + 8 <= count; r += 8) {
+    __m256 acc[8];
+    const Block* k[8];
+    for (int p = 0; p < 8; ++p) acc[p] = _mm256_setzero_ps(), k[p] = block_row<Block>(rows, row_bytes, r + p, first);
+    for (int b = 0; b < blocks; ++b) {
+      const __m256 qv[4] = {_mm256_loadu_ps(q + 32 * b), _mm256_loadu_ps(q + 32 * b + 8), _mm256_loadu_ps(q + 32 * b + 16),
+                            _mm256_loadu_ps(q + 32 * b + 24)};
+      for (int p = 0; p < 8; ++p) acc[p] = block_step(k[p][b], qv, acc[p], codes);
+    }
+    _mm256_storeu_ps(scores + r, _mm256_div_ps(sum8(acc), vscale));
+  }
+  for (; r < count; ++r) {
+    const Block* k = block_row<Block>(rows, row_bytes, r, first);
+    __m256 acc = _mm256_setzero_ps();
+    for (int b = 0; b < blocks; ++b) {
+      const __m256 qv[4] = {_mm256_loadu_ps(q + 32 * b), _mm256_loadu_ps(q + 32 * b + 8), _mm256_loadu_ps(q + 32 * b + 16),
+                            _mm256_loadu_ps(q + 32 * b + 24)};
+      acc = block_step(k[b], qv, acc, codes);
+    }
+    scores[r] = sum1(acc) / scale;
+  }
+}
+
+// A block's 32 output columns held in registers across the run; per element the axpy's
+// (a * d) * code added in position order: bit-identical to mix_ref.
+template <class Block, class CodesFn>
+void mix_blocks(const std::byte* rows, std::size_t row_bytes, int count, int first, int n, const float* w, float* out,
+                CodesFn codes) {
+  for (int b = 0; b < n / 32; ++b) {
+    float* o = out + 32 * b;
+    __m256 acc[4];
+    for (int c = 0; c < 4; ++c) acc[c] = _mm256_loadu_ps(o + 8 * c);
+    for (int r = 0; r < count; ++r) {
+      const Block& blk = block_row<Block>(rows, row_bytes, r, first)[b];
+      const Codes c = codes(blk);
+      const __m256 ad = _mm256_set1_ps(w[r] * fp16(blk.d));
+      for (int k = 0; k < 4; ++k) acc[k] = _mm256_add_ps(acc[k], _mm256_mul_ps(ad, c.c[k]));
+    }
+    for (int c = 0; c < 4; ++c) _mm256_storeu_ps(o + 8 * c, acc[c]);
+  }
+}
+
 }  // namespace
 
 void kv_scores_f32_avx2(const std::byte* rows, std::size_t row_bytes, int count, int first, int n, const float* q, float scale,
@@ -225,17 +296,21 @@ void kv_axpy_f32_avx2(const void* row, int first, int n, float a, float* out) {
 
 void kv_scores_q8_0_avx2(const std::byte* rows, std::size_t row_bytes, int count, int first, int n, const float* q, float scale,
                          float* scores) {
-  kv_scores_by_row<kv_dot_q8_0_avx2>(rows, row_bytes, count, first, n, q, scale, scores);
+  if (first % 32 != 0 || n % 32 != 0) return kv_scores_by_row<kv_dot_q8_0_avx2>(rows, row_bytes, count, first, n, q, scale, scores);
+  scores_blocks<BlockQ8_0>(rows, row_bytes, count, first, n, q, scale, scores, codes_q8_0);
 }
 void kv_mix_q8_0_avx2(const std::byte* rows, std::size_t row_bytes, int count, int first, int n, const float* w, float* out) {
-  kv_mix_by_row<kv_axpy_q8_0_avx2>(rows, row_bytes, count, first, n, w, out);
+  if (first % 32 != 0 || n % 32 != 0) return kv_mix_by_row<kv_axpy_q8_0_avx2>(rows, row_bytes, count, first, n, w, out);
+  mix_blocks<BlockQ8_0>(rows, row_bytes, count, first, n, w, out, codes_q8_0);
 }
 void kv_scores_q4_0_avx2(const std::byte* rows, std::size_t row_bytes, int count, int first, int n, const float* q, float scale,
                          float* scores) {
-  kv_scores_by_row<kv_dot_q4_0_avx2>(rows, row_bytes, count, first, n, q, scale, scores);
+  if (first % 32 != 0 || n % 32 != 0) return kv_scores_by_row<kv_dot_q4_0_avx2>(rows, row_bytes, count, first, n, q, scale, scores);
+  scores_blocks<BlockQ4_0>(rows, row_bytes, count, first, n, q, scale, scores, codes_q4_0);
 }
 void kv_mix_q4_0_avx2(const std::byte* rows, std::size_t row_bytes, int count, int first, int n, const float* w, float* out) {
-  kv_mix_by_row<kv_axpy_q4_0_avx2>(rows, row_bytes, count, first, n, w, out);
+  if (first % 32 != 0 || n % 32 != 0) return kv_mix_by_row<kv_axpy_q4_0_avx2>(rows, row_bytes, count, first, n, w, out);
+  mix_blocks<BlockQ4_0>(rows, row_bytes, count, first, n, w, out, codes_q4_0);
 }
 
 }  // namespace trilemma::engine
