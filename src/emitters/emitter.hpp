@@ -4,6 +4,8 @@
 // format. Contract: an emitter never drops a plan choice silently. What its target cannot express
 // goes into `not_expressed` and, as a comment or warning field, into the emitted text itself.
 #pragma once
+#include <array>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -39,6 +41,13 @@ struct Emission {
   std::vector<std::pair<std::string, std::string>> settings;
   std::vector<NotExpressed> not_expressed;
 };
+
+// What a target does with each KV strategy: one function per KvStrategy, in enum order (an
+// std::array of k_kv_strategy_count, so a new strategy without its row does not compile),
+// returning what the target cannot express, or nullopt when it has the strategy. `Context` is
+// what else the emitter's answer depends on (MLC: the model's architecture).
+template <class... Context>
+using KvStrategyGaps = std::array<std::optional<NotExpressed> (*)(const DeploymentConfig&, Context...), k_kv_strategy_count>;
 
 // "NOT EXPRESSED kv_strategy=sliding 2048+4: reason (emitted instead: x)".
 std::string describe(const NotExpressed& n);

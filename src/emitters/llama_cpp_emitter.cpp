@@ -40,6 +40,28 @@ constexpr std::string_view k_llama_cpp_build = "b10587";
 
 std::string ngl(const PlanFacts& f) { return f.layers ? std::to_string(f.layers + 1) : "999"; }
 
+
+std::optional<NotExpressed> has_it(const DeploymentConfig&) { return std::nullopt; }
+
+// llama.cpp's answer to each KV strategy (emitter.hpp, KvStrategyGaps).
+constexpr KvStrategyGaps<> k_kv_gaps = {
+    has_it,  // contiguous
+    [](const DeploymentConfig&) -> std::optional<NotExpressed> {
+      return NotExpressed{"kv_strategy", "paged", "llama.cpp allocates the KV cache for the whole -c context up front",
+                          "a contiguous cache of -c tokens (peak memory is the contiguous figure)"};
+    },
+    [](const DeploymentConfig& c) -> std::optional<NotExpressed> {
+      return NotExpressed{"kv_strategy", "sliding " + std::to_string(c.window) + "+" + std::to_string(c.sinks),
+                          "llama.cpp has no imposed sliding-window KV cache; --context-shift with --keep " + std::to_string(c.sinks) +
+                              " is the nearest (it drops half the context when full)",
+                          "a full cache of -c tokens"};
+    },
+    [](const DeploymentConfig& c) -> std::optional<NotExpressed> {
+      return NotExpressed{"kv_strategy", "offload " + std::to_string(static_cast<int>(c.kv_resident_fraction * 100 + 0.5)) + "% resident",
+                          "llama.cpp cannot keep a share of the KV cache in a slower tier (--no-kv-offload moves all of it to host memory)",
+                          "a resident cache of -c tokens"};
+    },
+};
 }  // namespace
 
 Result<Emission> emit_llama_cpp(const solver::PlanDocument& plan) {
@@ -108,25 +130,7 @@ Result<Emission> emit_llama_cpp(const solver::PlanDocument& plan) {
                     ": no mapping, the weights live in VRAM on a discrete GPU; a host mapping would only add resident memory");
 
   common_not_expressed(f, "llama.cpp", e.not_expressed);
-  switch (c.kv_strategy) {
-    case KvStrategy::contiguous: break;
-    case KvStrategy::paged:
-      e.not_expressed.push_back({"kv_strategy", "paged",
-                                 "llama.cpp allocates the KV cache for the whole -c context up front",
-                                 "a contiguous cache of -c tokens (peak memory is the contiguous figure)"});
-      break;
-    case KvStrategy::sliding:
-      e.not_expressed.push_back({"kv_strategy", "sliding " + std::to_string(c.window) + "+" + std::to_string(c.sinks),
-                                 "llama.cpp has no imposed sliding-window KV cache; --context-shift with --keep " +
-                                     std::to_string(c.sinks) + " is the nearest (it drops half the context when full)",
-                                 "a full cache of -c tokens"});
-      break;
-    case KvStrategy::offload:
-      e.not_expressed.push_back({"kv_strategy", "offload " + std::to_string(static_cast<int>(c.kv_resident_fraction * 100 + 0.5)) + "% resident",
-                                 "llama.cpp cannot keep a share of the KV cache in a slower tier (--no-kv-offload moves all of it to host memory)",
-                                 "a resident cache of -c tokens"});
-      break;
-  }
+  if (auto gap = k_kv_gaps[static_cast<std::size_t>(c.kv_strategy)](c)) e.not_expressed.push_back(std::move(*gap));
 
   std::string script = "#!/bin/sh\n";
   std::string args;

@@ -26,6 +26,26 @@ constexpr std::array k_quant = {
     MlcQuant{WeightFormat::q3_k_m, "q3f16_1", "", false},
 };
 
+// gen_config copies sliding_window_size from the model config class, which only some model
+// types have (mlc_llm/model/mistral, ministral3, gpt_oss); others ignore the field.
+bool mlc_slides(std::string_view arch) { return arch == "mistral" || arch == "ministral3" || arch == "gpt_oss"; }
+
+// MLC LLM's answer to each KV strategy (emitter.hpp, KvStrategyGaps); its cache is paged.
+constexpr KvStrategyGaps<std::string_view> k_kv_gaps = {
+    [](const DeploymentConfig&, std::string_view) -> std::optional<NotExpressed> { return std::nullopt; },  // contiguous
+    [](const DeploymentConfig&, std::string_view) -> std::optional<NotExpressed> { return std::nullopt; },  // paged
+    [](const DeploymentConfig& c, std::string_view arch) -> std::optional<NotExpressed> {
+      if (mlc_slides(arch)) return std::nullopt;
+      return NotExpressed{"kv_strategy", "sliding " + std::to_string(c.window) + "+" + std::to_string(c.sinks),
+                          "MLC LLM applies sliding_window_size only to mistral-type models, not " +
+                              (arch.empty() ? std::string("this model") : std::string(arch)),
+                          "a full context window"};
+    },
+    [](const DeploymentConfig&, std::string_view) -> std::optional<NotExpressed> {
+      return NotExpressed{"kv_strategy", "offload", "MLC LLM's paged KV cache has no slower tier", "a resident paged cache"};
+    },
+};
+
 }  // namespace
 
 Result<Emission> emit_mlc_llm(const solver::PlanDocument& plan) {
@@ -63,16 +83,8 @@ Result<Emission> emit_mlc_llm(const solver::PlanDocument& plan) {
                                    (kv == "f32" && act != "f32" ? "; an f32 code would also store the weights in f32" : ""),
                                act});
 
-  // gen_config copies sliding_window_size from the model config class, which only some model
-  // types have (mlc_llm/model/mistral, ministral3, gpt_oss); others ignore the field.
-  const std::string& arch = f.architecture;
-  const bool mlc_slides = arch == "mistral" || arch == "ministral3" || arch == "gpt_oss";
-  if (c.kv_strategy == KvStrategy::sliding && !mlc_slides)
-    e.not_expressed.push_back({"kv_strategy", "sliding " + std::to_string(c.window) + "+" + std::to_string(c.sinks),
-                               "MLC LLM applies sliding_window_size only to mistral-type models, not " +
-                                   (arch.empty() ? std::string("this model") : arch),
-                               "a full context window"});
-  if (c.kv_strategy == KvStrategy::sliding && mlc_slides) {
+  if (auto gap = k_kv_gaps[static_cast<std::size_t>(c.kv_strategy)](c, f.architecture)) e.not_expressed.push_back(std::move(*gap));
+  if (c.kv_strategy == KvStrategy::sliding && mlc_slides(f.architecture)) {
     e.settings.emplace_back("context_window_size", "-1");
     e.settings.emplace_back("sliding_window_size", std::to_string(c.window));
     e.settings.emplace_back("attention_sink_size", std::to_string(c.sinks));
@@ -82,9 +94,6 @@ Result<Emission> emit_mlc_llm(const solver::PlanDocument& plan) {
     e.settings.emplace_back("attention_sink_size", "0");
   }
   e.settings.emplace_back("prefill_chunk_size", std::to_string(f.batch));
-  if (c.kv_strategy == KvStrategy::offload)
-    e.not_expressed.push_back({"kv_strategy", "offload", "MLC LLM's paged KV cache has no slower tier",
-                               "a resident paged cache"});
   if (c.speculative.has_draft_weights())
     e.not_expressed.push_back({"speculative", std::string(draft_kind_name(c.speculative.kind)) + " g" + std::to_string(c.speculative.draft_len),
                                "mlc-chat-config.json has no speculative fields; serve with --speculative-mode small_draft "

@@ -7,6 +7,25 @@
 #include "emitters/plan_facts.hpp"
 
 namespace trilemma::emitters {
+namespace {
+
+// Ollama's answer to each KV strategy (emitter.hpp, KvStrategyGaps).
+constexpr KvStrategyGaps<> k_kv_gaps = {
+    [](const DeploymentConfig&) -> std::optional<NotExpressed> { return std::nullopt; },  // contiguous
+    [](const DeploymentConfig&) -> std::optional<NotExpressed> {
+      return NotExpressed{"kv_strategy", "paged", "Ollama sizes its KV cache for num_ctx up front", "a contiguous cache of num_ctx tokens"};
+    },
+    [](const DeploymentConfig& c) -> std::optional<NotExpressed> {
+      return NotExpressed{"kv_strategy", "sliding " + std::to_string(c.window) + "+" + std::to_string(c.sinks),
+                          "Ollama has no imposed sliding-window KV cache", "a full cache of num_ctx tokens"};
+    },
+    [](const DeploymentConfig&) -> std::optional<NotExpressed> {
+      return NotExpressed{"kv_strategy", "offload", "Ollama cannot keep a share of the KV cache in a slower tier",
+                          "a resident cache of num_ctx tokens"};
+    },
+};
+
+}  // namespace
 
 Result<Emission> emit_ollama(const solver::PlanDocument& plan) {
   const PlanFacts f = plan_facts(plan);
@@ -60,15 +79,7 @@ Result<Emission> emit_ollama(const solver::PlanDocument& plan) {
     e.not_expressed.push_back({"speculative", std::string(draft_kind_name(c.speculative.kind)) + " g" +
                                                   std::to_string(c.speculative.draft_len),
                                "Ollama has no speculative decoding", "plain decoding"});
-  if (c.kv_strategy == KvStrategy::sliding)
-    e.not_expressed.push_back({"kv_strategy", "sliding " + std::to_string(c.window) + "+" + std::to_string(c.sinks),
-                               "Ollama has no imposed sliding-window KV cache", "a full cache of num_ctx tokens"});
-  if (c.kv_strategy == KvStrategy::offload)
-    e.not_expressed.push_back({"kv_strategy", "offload", "Ollama cannot keep a share of the KV cache in a slower tier",
-                               "a resident cache of num_ctx tokens"});
-  if (c.kv_strategy == KvStrategy::paged)
-    e.not_expressed.push_back({"kv_strategy", "paged", "Ollama sizes its KV cache for num_ctx up front",
-                               "a contiguous cache of num_ctx tokens"});
+  if (auto gap = k_kv_gaps[static_cast<std::size_t>(c.kv_strategy)](c)) e.not_expressed.push_back(std::move(*gap));
   if (f.mlock)
     e.not_expressed.push_back({"memory", "mlock", "Ollama dropped use_mlock (a deprecated parameter: parser.go warns and ignores it)", ""});
 

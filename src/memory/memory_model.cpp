@@ -9,29 +9,22 @@ double bytes_per_position_per_layer(const ModelShape& s, TensorType kv) {
   return 2.0 * s.kv_dim() * bits_per_element(kv) / 8.0;
 }
 
-// Positions each layer holds when `positions` tokens are in context.
-double held_positions(const ModelShape& s, const DeploymentConfig& c, std::uint32_t positions) {
-  double per_layer_total = 0;
-  std::uint32_t held = positions;
-  if (c.kv_strategy == KvStrategy::paged)
-    held = (positions + k_kv_page_tokens - 1) / k_kv_page_tokens * k_kv_page_tokens;
-  if (c.kv_strategy == KvStrategy::sliding) held = std::min(positions, c.window + c.sinks);
+// Positions summed over the layers when the strategy keeps `held` per layer: layers with the
+// model's own sliding window keep at most that window.
+double per_layer_positions(const ModelShape& s, double held) {
   const std::uint32_t native_window_layers = s.sliding_window ? s.sliding_window_layers : 0;
-  const std::uint32_t local = std::min(held, s.sliding_window ? s.sliding_window : held);
-  per_layer_total = double(native_window_layers) * local + double(s.layers - native_window_layers) * held;
-  return per_layer_total;
+  const double local = s.sliding_window ? std::min<double>(held, s.sliding_window) : held;
+  return double(native_window_layers) * local + double(s.layers - native_window_layers) * held;
 }
 
 }  // namespace
 
 double kv_bytes(const ModelShape& s, const DeploymentConfig& c, std::uint32_t positions) {
-  return held_positions(s, c, positions) * bytes_per_position_per_layer(s, c.kv_type);
+  return per_layer_positions(s, info(c.kv_strategy).held(c, positions)) * bytes_per_position_per_layer(s, c.kv_type);
 }
 
 double kv_read_bytes(const ModelShape& s, const DeploymentConfig& c, std::uint32_t position) {
-  DeploymentConfig read = c;
-  if (read.kv_strategy == KvStrategy::paged) read.kv_strategy = KvStrategy::contiguous;  // reads only used pages
-  return held_positions(s, read, position) * bytes_per_position_per_layer(s, c.kv_type);
+  return per_layer_positions(s, info(c.kv_strategy).attended(c, position)) * bytes_per_position_per_layer(s, c.kv_type);
 }
 
 double scratch_bytes(const ModelShape& s, std::uint32_t ubatch, std::uint32_t context, bool flash_attention) {

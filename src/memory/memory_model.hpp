@@ -8,7 +8,6 @@
 
 namespace trilemma::memory {
 
-inline constexpr std::uint32_t k_kv_page_tokens = 16;  // paged KV granularity: vLLM's default block size, the engine's page
 
 // KV bytes held for `positions` tokens of context under `config`'s format and strategy
 // (before offload): contiguous allocates the whole context up front, paged rounds up to a

@@ -23,13 +23,9 @@ roofline::StepCost pass_cost(const ModelShape& s, double weight_bytes, double ac
   return {weight_bytes, tokens * matmul_flops(active_params), kv_bytes, tokens * attention_flops(s, attended_positions)};
 }
 
-double resident_share(const DeploymentConfig& c) {
-  return c.kv_strategy == KvStrategy::offload ? c.kv_resident_fraction : 1.0;
-}
+double resident_share(const DeploymentConfig& c) { return info(c.kv_strategy).resident_share(c); }
 
-double attended_positions(const DeploymentConfig& c) {
-  return c.kv_strategy == KvStrategy::sliding ? std::min<double>(c.context, c.window + c.sinks) : double(c.context);
-}
+double attended_positions(const DeploymentConfig& c) { return info(c.kv_strategy).attended(c, c.context); }
 
 Result<const roofline::Efficiency*> efficiency_of(const PreparedDevice& pd, Backend backend, WeightFormat weights) {
   if (const auto* e = pd.efficiency(backend, weights)) return e;
@@ -109,8 +105,7 @@ Prefill prefill(const PreparedModel& pm, const DeploymentConfig& c, const Machin
   p.passes = std::max(1.0, std::ceil(prompt / chunk));
   // The prompt's attention covers what the cache held before it and on average half of the
   // prompt; its KV is written once, the earlier KV read by every chunk.
-  double attended = depth + prompt / 2;
-  if (c.kv_strategy == KvStrategy::sliding) attended = std::min<double>(attended, c.window + c.sinks);
+  const double attended = info(c.kv_strategy).attended(c, depth + prompt / 2);
   const double kv_traffic = memory::kv_bytes(s, c, c.prompt) + p.passes * memory::kv_bytes(s, c, std::uint32_t(depth));
   p.cost = pass_cost(s, p.passes * weight_bytes, pm.active_params, kv_traffic * kv_fraction, attended, prompt);
   p.ms = m.time([&](const roofline::Machine& mc) { return roofline::step_ms(p.cost, mc) + (p.passes - 1) * mc.overhead_ms; });

@@ -31,8 +31,10 @@ json config_to_json(const DeploymentConfig& c) {
             {"backend", std::string(info(c.backend).name)},
             {"threads", c.threads},
             {"speculative", spec}};
-  if (c.kv_strategy == KvStrategy::sliding) j["window"] = c.window, j["sinks"] = c.sinks;
-  if (c.kv_strategy == KvStrategy::offload) j["kv_resident_fraction"] = c.kv_resident_fraction;
+  for (const KvStrategyParam& p : info(c.kv_strategy).params) {
+    if (p.whole) j[std::string(p.key)] = c.*p.whole;
+    else j[std::string(p.key)] = c.*p.share;
+  }
   if (c.prompt_depth > 0) j["prompt_depth"] = c.prompt_depth;
   if (c.imatrix) j["imatrix"] = true;
   return j;
@@ -81,19 +83,19 @@ Result<DeploymentConfig> config_from_json(const json& j, const std::string& file
   if (!b) return bad(file, where + ".backend", "unknown backend '" + backend + "' (expected one of: " + backend_names() + ")");
   c.backend = *b;
   if (c.context == 0) return bad(file, where + ".context", "must be > 0");
-  if (c.kv_strategy == KvStrategy::sliding) {
-    TRILEMMA_TRY(window, uint(j, "window", where));
-    TRILEMMA_TRY(sinks, uint(j, "sinks", where));
-    if (window == 0) return bad(file, where + ".window", "must be > 0");
-    c.window = window;
-    c.sinks = sinks;
+  for (const KvStrategyParam& p : info(c.kv_strategy).params) {
+    const std::string key(p.key);
+    if (p.whole) {
+      TRILEMMA_TRY(v, uint(j, key.c_str(), where));
+      c.*p.whole = v;
+    } else {
+      if (!j.contains(key) || !j[key].is_number()) return bad(file, where + "." + key, "missing or not a number");
+      c.*p.share = j[key].get<double>();
+    }
   }
-  if (c.kv_strategy == KvStrategy::offload) {
-    if (!j.contains("kv_resident_fraction") || !j["kv_resident_fraction"].is_number())
-      return bad(file, where + ".kv_resident_fraction", "missing or not a number");
-    c.kv_resident_fraction = j["kv_resident_fraction"].get<double>();
-    if (!(c.kv_resident_fraction > 0 && c.kv_resident_fraction <= 1))
-      return bad(file, where + ".kv_resident_fraction", "must be in (0, 1]");
+  if (const std::string why = info(c.kv_strategy).validate_params(c); !why.empty()) {  // "field: problem"
+    const auto colon = why.find(": ");
+    return bad(file, where + "." + why.substr(0, colon), why.substr(colon + 2));
   }
   if (!j.contains("speculative") || !j["speculative"].is_object()) return bad(file, where + ".speculative", "missing");
   const json& sp = j["speculative"];

@@ -1,16 +1,47 @@
 #include "types/deployment.hpp"
 #include "types/table_order.hpp"
 
+#include <algorithm>
 #include <array>
+#include <cmath>
 
 namespace trilemma {
 namespace {
 
+double all_positions(const DeploymentConfig&, double positions) { return positions; }
+double whole_pages(const DeploymentConfig&, double positions) { return std::ceil(positions / k_kv_page_tokens) * k_kv_page_tokens; }
+double window_and_sinks(const DeploymentConfig& c, double positions) { return std::min(positions, double(c.window) + c.sinks); }
+double all_resident(const DeploymentConfig&) { return 1.0; }
+double resident_fraction(const DeploymentConfig& c) { return c.kv_resident_fraction; }
+std::string no_params(const DeploymentConfig&) { return {}; }
+
+std::string sliding_params(const DeploymentConfig& c) {
+  return " " + std::to_string(c.window) + (c.sinks ? "+" + std::to_string(c.sinks) : "");
+}
+std::string sliding_invalid(const DeploymentConfig& c) {
+  return c.window == 0 ? "window: a sliding window keeps at least 1 position" : "";
+}
+std::string offload_params(const DeploymentConfig& c) {
+  return " " + std::to_string(static_cast<int>(c.kv_resident_fraction * 100 + 0.5)) + "% resident";
+}
+std::string offload_invalid(const DeploymentConfig& c) {
+  return c.kv_resident_fraction > 0 && c.kv_resident_fraction <= 1 ? "" : "kv_resident_fraction: must be in (0, 1]";
+}
+
+constexpr std::array<KvStrategyParam, 0> k_no_params{};
+constexpr std::array k_sliding_params = {KvStrategyParam{"window", &DeploymentConfig::window, nullptr},
+                                         KvStrategyParam{"sinks", &DeploymentConfig::sinks, nullptr}};
+constexpr std::array k_offload_params = {KvStrategyParam{"kv_resident_fraction", nullptr, &DeploymentConfig::kv_resident_fraction}};
+
 constexpr std::array k_strategies = {
-    KvStrategyInfo{KvStrategy::contiguous, "contiguous", "one buffer for the whole context, allocated up front"},
-    KvStrategyInfo{KvStrategy::paged, "paged", "fixed-size pages allocated as the context grows"},
-    KvStrategyInfo{KvStrategy::sliding, "sliding", "keeps the last W positions plus S sink tokens"},
-    KvStrategyInfo{KvStrategy::offload, "offload", "pages beyond a resident budget move to a slower tier"},
+    KvStrategyInfo{KvStrategy::contiguous, "contiguous", "one buffer for the whole context, allocated up front", all_positions,
+                   all_positions, all_resident, k_no_params, no_params, no_params},
+    KvStrategyInfo{KvStrategy::paged, "paged", "fixed-size pages allocated as the context grows", whole_pages, all_positions,
+                   all_resident, k_no_params, no_params, no_params},
+    KvStrategyInfo{KvStrategy::sliding, "sliding", "keeps the last W positions plus S sink tokens", window_and_sinks,
+                   window_and_sinks, all_resident, k_sliding_params, sliding_params, sliding_invalid},
+    KvStrategyInfo{KvStrategy::offload, "offload", "pages beyond a resident budget move to a slower tier", all_positions,
+                   all_positions, resident_fraction, k_offload_params, offload_params, offload_invalid},
 };
 static_assert(k_strategies.size() == k_kv_strategy_count && rows_in_enum_order(k_strategies, &KvStrategyInfo::strategy),
               "one row per KvStrategy, in enum order");
@@ -60,10 +91,7 @@ std::optional<DraftKind> draft_kind_from_name(std::string_view name) {
 std::string describe(const DeploymentConfig& c) {
   std::string s = std::string(info(c.weights).name) + (c.imatrix ? "+imatrix" : "") + " / kv " + std::string(info(c.kv_type).name) + " " +
                   std::string(info(c.kv_strategy).name);
-  if (c.kv_strategy == KvStrategy::sliding)
-    s += " " + std::to_string(c.window) + (c.sinks ? "+" + std::to_string(c.sinks) : "");
-  if (c.kv_strategy == KvStrategy::offload)
-    s += " " + std::to_string(static_cast<int>(c.kv_resident_fraction * 100 + 0.5)) + "% resident";
+  s += info(c.kv_strategy).describe_params(c);
   if (c.speculative.on()) {
     s += " / spec " + std::string(draft_kind_name(c.speculative.kind));
     if (c.speculative.kind == DraftKind::model) s += ":" + c.speculative.draft_model;
@@ -82,9 +110,7 @@ std::string validate_config(const DeploymentConfig& c) {
   if (c.prompt > c.context) return "prompt: " + std::to_string(c.prompt) + " tokens do not fit the context of " + std::to_string(c.context);
   if (c.prompt_depth > c.context - c.prompt) return "prompt_depth: the cache and the prompt exceed the context";
   if (c.threads > k_max_threads) return "threads: at most " + std::to_string(k_max_threads);
-  if (c.kv_strategy == KvStrategy::sliding && c.window == 0) return "window: a sliding window keeps at least 1 position";
-  if (c.kv_strategy == KvStrategy::offload && !(c.kv_resident_fraction > 0 && c.kv_resident_fraction <= 1))
-    return "kv_resident_fraction: must be in (0, 1]";
+  if (std::string why = info(c.kv_strategy).validate_params(c); !why.empty()) return why;
   const auto& s = c.speculative;
   if (s.on()) {
     if (s.draft_len == 0 || s.draft_len > k_max_draft_len) return "speculative.draft_len: must be in 1.." + std::to_string(k_max_draft_len);

@@ -23,10 +23,39 @@ enum class KvStrategy : std::uint8_t {
 // One row per strategy in each strategy table; the last enumerator + 1.
 inline constexpr std::size_t k_kv_strategy_count = static_cast<std::size_t>(KvStrategy::offload) + 1;
 
+// Tokens per KV page: the paged strategy allocates, and the planner counts, whole pages
+// (vLLM's default block size, and the engine's page).
+inline constexpr std::uint32_t k_kv_page_tokens = 16;
+
+struct DeploymentConfig;
+
+// A parameter a strategy adds to the configuration, as plan documents store it under `key`:
+// a whole number (`whole`) or a share in (0, 1] (`share`); the other member pointer is null.
+struct KvStrategyParam {
+  std::string_view key;
+  std::uint32_t DeploymentConfig::*whole;
+  double DeploymentConfig::*share;
+};
+
+// Everything the planner's layers ask of a strategy, so that one row answers the memory model,
+// the estimates and the configuration's text and checks (emitters keep their own spellings).
 struct KvStrategyInfo {
   KvStrategy strategy;
   std::string_view name;
   std::string_view summary;
+  // Positions one layer holds with `positions` tokens in context (paged: whole pages; sliding:
+  // at most window + sinks).
+  double (*held)(const DeploymentConfig& config, double positions);
+  // Positions one layer reads, and a query attends to, with `positions` tokens in context
+  // (paged: only the pages in use; sliding: at most window + sinks).
+  double (*attended)(const DeploymentConfig& config, double positions);
+  // Share of the KV kept in the fast memory tier.
+  double (*resident_share)(const DeploymentConfig& config);
+  std::span<const KvStrategyParam> params;
+  // The strategy's own parameters as describe() prints them (" 2048+4"), "" when it has none.
+  std::string (*describe_params)(const DeploymentConfig& config);
+  // "" when the strategy's own parameters are valid, else "field: problem".
+  std::string (*validate_params)(const DeploymentConfig& config);
 };
 std::span<const KvStrategyInfo> kv_strategies();
 const KvStrategyInfo& info(KvStrategy strategy);

@@ -197,6 +197,38 @@ TEST_CASE("solver::plan_document: round trip and refusal of bad documents", "[so
   REQUIRE_FALSE(f6.ok());
   CHECK(f6.error().kind == ErrorKind::input);
   CHECK(f6.error().file == "plan.json");
+
+  // A strategy's own parameters come from its row of the strategy table: written, read back,
+  // checked, and refused by their field's name.
+  auto sliding = doc;
+  auto& sc = sliding["chosen"]["config"];
+  sc["kv_strategy"] = "sliding", sc["window"] = 512, sc["sinks"] = 4;
+  auto s1 = solver::parse_plan_document(sliding.dump(), "plan.json");
+  REQUIRE(s1.ok());
+  CHECK(s1->config.kv_strategy == KvStrategy::sliding);
+  CHECK(s1->config.window == 512);
+  CHECK(s1->config.sinks == 4);
+  CHECK(solver::config_to_json(s1->config)["window"] == 512);
+  sc["window"] = 0;
+  auto s2 = solver::parse_plan_document(sliding.dump(), "plan.json");
+  REQUIRE_FALSE(s2.ok());
+  CHECK(s2.error().where == "chosen.config.window");
+  CHECK(s2.error().message == "a sliding window keeps at least 1 position");
+  sc.erase("sinks");
+  auto s3 = solver::parse_plan_document(sliding.dump(), "plan.json");
+  REQUIRE_FALSE(s3.ok());
+  CHECK(s3.error().where == "chosen.config.sinks");
+  auto offload = doc;
+  auto& oc = offload["chosen"]["config"];
+  oc["kv_strategy"] = "offload", oc["kv_resident_fraction"] = 1.5;
+  auto o1 = solver::parse_plan_document(offload.dump(), "plan.json");
+  REQUIRE_FALSE(o1.ok());
+  CHECK(o1.error().where == "chosen.config.kv_resident_fraction");
+  CHECK(o1.error().message == "must be in (0, 1]");
+  oc["kv_resident_fraction"] = "half";
+  auto o2 = solver::parse_plan_document(offload.dump(), "plan.json");
+  REQUIRE_FALSE(o2.ok());
+  CHECK(o2.error().message == "missing or not a number");
 }
 
 TEST_CASE("solver::parse_profile: one fixture per failure class names file, line and field", "[solver]") {
