@@ -193,9 +193,8 @@ int run_verify(VerifyFlags f) {
       p.draft_engine_weights = draft_weights;
     }
     if (config.kv_strategy == KvStrategy::offload) {
-      // The plan's resident share of the KV the run allocates.
-      DeploymentConfig full = config;
-      full.kv_strategy = KvStrategy::contiguous;
+      // The plan's resident share of the KV the run allocates (the engine's cache: every layer
+      // holds every position).
       const double kv_bytes = 2.0 * model->shape.layers * model->shape.kv_dim() * bits_per_element(config.kv_type) / 8.0 *
                               (prompt + f.decode_tokens);
       p.kv_resident_mib = kv_bytes * config.kv_resident_fraction / 1048576.0;

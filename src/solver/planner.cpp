@@ -1,8 +1,7 @@
 #include "solver/planner.hpp"
 
-#include "accuracy/accuracy_model.hpp"
-
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 #include <set>
@@ -144,22 +143,27 @@ struct KvChoice {
   double resident = 1.0;
 };
 
-std::vector<KvChoice> kv_choices(std::uint32_t context, const Pins& pins) {
-  std::vector<KvChoice> out;
-  auto want = [&](KvStrategy s) { return !pins.strategy || *pins.strategy == s; };
-  if (want(KvStrategy::contiguous)) out.push_back({KvStrategy::contiguous});
-  if (want(KvStrategy::paged)) out.push_back({KvStrategy::paged});
-  if (want(KvStrategy::sliding)) {
-    if (pins.window) out.push_back({KvStrategy::sliding, *pins.window, pins.sinks.value_or(4)});
-    else
+// The candidates the solver tries for each KV strategy, one row per KvStrategy in enum order:
+// the pinned parameters, or the grid above.
+using KvCandidates = void (*)(std::uint32_t context, const Pins& pins, std::vector<KvChoice>& out);
+constexpr std::array<KvCandidates, k_kv_strategy_count> k_kv_candidates = {
+    [](std::uint32_t, const Pins&, std::vector<KvChoice>& out) { out.push_back({KvStrategy::contiguous}); },
+    [](std::uint32_t, const Pins&, std::vector<KvChoice>& out) { out.push_back({KvStrategy::paged}); },
+    [](std::uint32_t context, const Pins& pins, std::vector<KvChoice>& out) {
+      if (pins.window) return out.push_back({KvStrategy::sliding, *pins.window, pins.sinks.value_or(4)});
       for (auto w : k_windows)
         if (w < context) out.push_back({KvStrategy::sliding, w, pins.sinks.value_or(4)});
-  }
-  if (want(KvStrategy::offload)) {
-    if (pins.kv_resident_fraction) out.push_back({KvStrategy::offload, 0, 0, *pins.kv_resident_fraction});
-    else
+    },
+    [](std::uint32_t, const Pins& pins, std::vector<KvChoice>& out) {
+      if (pins.kv_resident_fraction) return out.push_back({KvStrategy::offload, 0, 0, *pins.kv_resident_fraction});
       for (auto f : k_resident_fractions) out.push_back({KvStrategy::offload, 0, 0, f});
-  }
+    },
+};
+
+std::vector<KvChoice> kv_choices(std::uint32_t context, const Pins& pins) {
+  std::vector<KvChoice> out;
+  for (const KvStrategyInfo& row : kv_strategies())
+    if (!pins.strategy || *pins.strategy == row.strategy) k_kv_candidates[static_cast<std::size_t>(row.strategy)](context, pins, out);
   return out;
 }
 
