@@ -10,7 +10,7 @@
 #include "engine/kv/kv_pages.hpp"
 #include "engine/model/prepare.hpp"
 #include "engine/model/transformer.hpp"
-#include "engine/model_source.hpp"
+#include "engine/source/model_source.hpp"
 #include "engine/quant/kernel_table.hpp"
 #include "engine/runtime/memory_stats.hpp"
 #include "engine/sampling/sampler.hpp"

@@ -33,7 +33,7 @@
 #include "engine/model/loaders.hpp"
 #include "engine/model/prepare.hpp"
 #include "engine/model/transformer.hpp"
-#include "engine/model_source.hpp"
+#include "engine/source/model_source.hpp"
 #include "engine/quant/kernel_table.hpp"
 #include "engine/quant/q8_panel.hpp"
 #include "engine/runtime/memory_stats.hpp"

@@ -12,7 +12,7 @@
 #include "engine/kv/kv_pages.hpp"
 #include "engine/model/prepare.hpp"
 #include "engine/model/transformer.hpp"
-#include "engine/model_source.hpp"
+#include "engine/source/model_source.hpp"
 
 namespace trilemma::engine {
 namespace {

@@ -11,7 +11,7 @@
 #include <optional>
 #include <string>
 
-#include "engine/model_source.hpp"
+#include "engine/source/model_source.hpp"
 #include "engine/quant/kernel_table.hpp"
 #include "types/deployment.hpp"
 

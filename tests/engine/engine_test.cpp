@@ -13,7 +13,7 @@
 #include "engine/model/loaders.hpp"
 #include "engine/model/prepare.hpp"
 #include "engine/model/transformer.hpp"
-#include "engine/model_source.hpp"
+#include "engine/source/model_source.hpp"
 #include "engine/tokenizer/tokenizer.hpp"
 #include "engine_fixtures.hpp"
 

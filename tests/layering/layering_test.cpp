@@ -146,6 +146,11 @@ TEST_CASE("layering: every include in src/ and engine/ follows docs/ARCHITECTURE
   for (const auto& [module, deps] : allowed)
     if (module.starts_with("engine/"))
       for (const auto& d : reachable(allowed, module)) CHECK((d.starts_with("engine/") || d == "src/types"));
+  // No module reaches itself: the graph is a hierarchy.
+  for (const auto& [module, deps] : allowed) {
+    CAPTURE(module);
+    CHECK_FALSE(reachable(allowed, module).count(module));
+  }
   const auto includes = scan(root);
   CHECK(includes.size() > 500);
   const auto bad = violations(allowed, includes);

@@ -1,4 +1,4 @@
-#include "engine/model_source.hpp"
+#include "engine/source/model_source.hpp"
 
 #include <cstring>
 #include <fstream>
