@@ -58,8 +58,8 @@ struct KvFormatKernels {
   KvMixFn mix_ref;
   KvScoresFn scores_avx2;
   KvMixFn mix_avx2;
-  // AVX-512 run kernels (simd/avx512/kv_avx512.cpp), chosen when the ISA is avx512vnni: f32 and
-  // f16 with sixteen lanes, under the same contracts as the _avx2 pair (mix bit for bit; scores
+  // AVX-512 run kernels (simd/avx512/kv_avx512.cpp), chosen when the ISA is avx512vnni: every
+  // format with sixteen lanes, under the same contracts as the _avx2 pair (mix bit for bit; scores
   // within rounding and independent of the run). nullptr: the _avx2 pair serves.
   KvScoresFn scores_avx512;
   KvMixFn mix_avx512;
@@ -96,7 +96,7 @@ void kv_axpy_q4_0_avx2(const void* row, int first, int n, float a, float* out);
 KvScoresKernel kv_scores_f32_avx2, kv_scores_f16_avx2, kv_scores_q8_0_avx2, kv_scores_q4_0_avx2;
 KvMixKernel kv_mix_f32_avx2, kv_mix_f16_avx2, kv_mix_q8_0_avx2, kv_mix_q4_0_avx2;
 // simd/avx512/kv_avx512.cpp (x86-64 builds only)
-KvScoresKernel kv_scores_f32_avx512, kv_scores_f16_avx512;
-KvMixKernel kv_mix_f32_avx512, kv_mix_f16_avx512;
+KvScoresKernel kv_scores_f32_avx512, kv_scores_f16_avx512, kv_scores_q8_0_avx512, kv_scores_q4_0_avx512;
+KvMixKernel kv_mix_f32_avx512, kv_mix_f16_avx512, kv_mix_q8_0_avx512, kv_mix_q4_0_avx512;
 
 }  // namespace trilemma::engine

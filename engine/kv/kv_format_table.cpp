@@ -32,10 +32,12 @@ constexpr std::array k_rows = {
                     TRILEMMA_AVX2(kv_mix_f16_avx2), TRILEMMA_AVX512(kv_scores_f16_avx512), TRILEMMA_AVX512(kv_mix_f16_avx512)},
     KvFormatKernels{TensorType::q8_0, store_q8_0, kv_dot_q8_0_ref, kv_axpy_q8_0_ref, TRILEMMA_AVX2(kv_dot_q8_0_avx2),
                     TRILEMMA_AVX2(kv_axpy_q8_0_avx2), kv_scores_by_row<kv_dot_q8_0_ref>, kv_mix_by_row<kv_axpy_q8_0_ref>,
-                    TRILEMMA_AVX2(kv_scores_q8_0_avx2), TRILEMMA_AVX2(kv_mix_q8_0_avx2), nullptr, nullptr},
+                    TRILEMMA_AVX2(kv_scores_q8_0_avx2), TRILEMMA_AVX2(kv_mix_q8_0_avx2), TRILEMMA_AVX512(kv_scores_q8_0_avx512),
+                    TRILEMMA_AVX512(kv_mix_q8_0_avx512)},
     KvFormatKernels{TensorType::q4_0, store_q4_0, kv_dot_q4_0_ref, kv_axpy_q4_0_ref, TRILEMMA_AVX2(kv_dot_q4_0_avx2),
                     TRILEMMA_AVX2(kv_axpy_q4_0_avx2), kv_scores_by_row<kv_dot_q4_0_ref>, kv_mix_by_row<kv_axpy_q4_0_ref>,
-                    TRILEMMA_AVX2(kv_scores_q4_0_avx2), TRILEMMA_AVX2(kv_mix_q4_0_avx2), nullptr, nullptr},
+                    TRILEMMA_AVX2(kv_scores_q4_0_avx2), TRILEMMA_AVX2(kv_mix_q4_0_avx2), TRILEMMA_AVX512(kv_scores_q4_0_avx512),
+                    TRILEMMA_AVX512(kv_mix_q4_0_avx512)},
 };
 #undef TRILEMMA_AVX2
 #undef TRILEMMA_AVX512

@@ -1,5 +1,6 @@
-// AVX-512 columns of the KV format table (kv/kv_format_table.cpp) for f32 and f16 rows: the
-// run kernels with sixteen lanes, chosen on CPUs whose ISA is avx512vnni (AVX-512 F/BW/VL are
+// AVX-512 columns of the KV format table (kv/kv_format_table.cpp): the run kernels with sixteen
+// lanes (q8_0/q4_0 on slices of whole blocks, each block two vectors of codes; slices that cut a
+// block go to the AVX2 column), chosen on CPUs whose ISA is avx512vnni (AVX-512 F/BW/VL are
 // part of it). Compiled with -mavx512f -mavx512vl -mf16c -mfma -ffp-contract=off.
 //   scores: eight positions at once, one 16-lane accumulator each; each accumulator is folded
 //           to 8 lanes (lane i + lane i + 8) and the eight are summed together in the AVX2
@@ -14,6 +15,7 @@
 #include <cstdint>
 
 #include "engine/kv/kv_format.hpp"
+#include "engine/quant/blocks.hpp"
 #include "engine/simd/avx2/avx2_common.hpp"
 
 namespace trilemma::engine {
@@ -90,6 +92,82 @@ int mix_tiled(const std::byte* rows, std::size_t row_bytes, int count, int first
   return j;  // columns done; the caller's AVX2 column takes the rest
 }
 
+// q8_0/q4_0 on slices of whole blocks: a block's 32 codes as two 16-lane float vectors.
+struct Codes {
+  __m512 lo, hi;  // elements 0..15, 16..31
+};
+Codes codes_of(const BlockQ8_0& b) {
+  return {_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qs)))),
+          _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qs + 16))))};
+}
+Codes codes_of(const BlockQ4_0& b) {
+  const __m128i qs = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qs));
+  const __m128i mask = _mm_set1_epi8(0x0F), eight = _mm_set1_epi8(8);
+  const __m128i lo = _mm_sub_epi8(_mm_and_si128(qs, mask), eight);                     // elements 0..15
+  const __m128i hi = _mm_sub_epi8(_mm_and_si128(_mm_srli_epi16(qs, 4), mask), eight);  // elements 16..31
+  return {_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(lo)), _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(hi))};
+}
+float scale_of(std::uint16_t d) { return _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(d))); }
+
+template <class Block>
+const Block* block_row(const std::byte* rows, std::size_t row_bytes, int r, int first) {
+  return reinterpret_cast<const Block*>(rows + std::size_t(r) * row_bytes) + first / 32;
+}
+
+// One position's block: the two products summed, times the block's d, into the accumulator.
+template <class Block>
+__m512 block_step(const Block& blk, __m512 q_lo, __m512 q_hi, __m512 acc) {
+  const Codes c = codes_of(blk);
+  const __m512 part = _mm512_fmadd_ps(q_hi, c.hi, _mm512_mul_ps(q_lo, c.lo));
+  return _mm512_fmadd_ps(part, _mm512_set1_ps(scale_of(blk.d)), acc);
+}
+
+// As scores_tiled: eight positions at once, the same fold and tree for a run's last positions.
+template <class Block>
+void scores_blocks(const std::byte* rows, std::size_t row_bytes, int count, int first, int n, const float* q, float scale,
+                   float* scores) {
+  const int blocks = n / 32;
+  const __m256 vscale = _mm256_set1_ps(scale);
+  int r = 0;
+  for (; r + 8 <= count; r += 8) {
+    __m512 acc[8];
+    const Block* k[8];
+    for (int p = 0; p < 8; ++p) acc[p] = _mm512_setzero_ps(), k[p] = block_row<Block>(rows, row_bytes, r + p, first);
+    for (int b = 0; b < blocks; ++b) {
+      const __m512 q_lo = _mm512_loadu_ps(q + 32 * b), q_hi = _mm512_loadu_ps(q + 32 * b + 16);
+      for (int p = 0; p < 8; ++p) acc[p] = block_step(k[p][b], q_lo, q_hi, acc[p]);
+    }
+    __m256 half[8];
+    for (int p = 0; p < 8; ++p) half[p] = fold(acc[p]);
+    _mm256_storeu_ps(scores + r, _mm256_div_ps(sum8(half), vscale));
+  }
+  for (; r < count; ++r) {
+    const Block* k = block_row<Block>(rows, row_bytes, r, first);
+    __m512 acc = _mm512_setzero_ps();
+    for (int b = 0; b < blocks; ++b) acc = block_step(k[b], _mm512_loadu_ps(q + 32 * b), _mm512_loadu_ps(q + 32 * b + 16), acc);
+    scores[r] = sum1(fold(acc)) / scale;
+  }
+}
+
+// A block's 32 output columns in two registers across the run; per element the axpy's
+// (a * d) * code added in position order: bit-identical to mix_ref.
+template <class Block>
+void mix_blocks(const std::byte* rows, std::size_t row_bytes, int count, int first, int n, const float* w, float* out) {
+  for (int b = 0; b < n / 32; ++b) {
+    float* o = out + 32 * b;
+    __m512 lo = _mm512_loadu_ps(o), hi = _mm512_loadu_ps(o + 16);
+    for (int r = 0; r < count; ++r) {
+      const Block& blk = block_row<Block>(rows, row_bytes, r, first)[b];
+      const Codes c = codes_of(blk);
+      const __m512 ad = _mm512_set1_ps(w[r] * scale_of(blk.d));
+      lo = _mm512_add_ps(lo, _mm512_mul_ps(ad, c.lo));
+      hi = _mm512_add_ps(hi, _mm512_mul_ps(ad, c.hi));
+    }
+    _mm512_storeu_ps(o, lo);
+    _mm512_storeu_ps(o + 16, hi);
+  }
+}
+
 }  // namespace
 
 void kv_scores_f32_avx512(const std::byte* rows, std::size_t row_bytes, int count, int first, int n, const float* q, float scale,
@@ -109,6 +187,25 @@ void kv_mix_f32_avx512(const std::byte* rows, std::size_t row_bytes, int count, 
 void kv_mix_f16_avx512(const std::byte* rows, std::size_t row_bytes, int count, int first, int n, const float* w, float* out) {
   const int done = mix_tiled<LoadF16>(rows, row_bytes, count, first, n, w, out);
   if (done < n) kv_mix_f16_avx2(rows, row_bytes, count, first + done, n - done, w, out + done);
+}
+
+void kv_scores_q8_0_avx512(const std::byte* rows, std::size_t row_bytes, int count, int first, int n, const float* q, float scale,
+                           float* scores) {
+  if (first % 32 != 0 || n % 32 != 0) return kv_scores_q8_0_avx2(rows, row_bytes, count, first, n, q, scale, scores);
+  scores_blocks<BlockQ8_0>(rows, row_bytes, count, first, n, q, scale, scores);
+}
+void kv_mix_q8_0_avx512(const std::byte* rows, std::size_t row_bytes, int count, int first, int n, const float* w, float* out) {
+  if (first % 32 != 0 || n % 32 != 0) return kv_mix_q8_0_avx2(rows, row_bytes, count, first, n, w, out);
+  mix_blocks<BlockQ8_0>(rows, row_bytes, count, first, n, w, out);
+}
+void kv_scores_q4_0_avx512(const std::byte* rows, std::size_t row_bytes, int count, int first, int n, const float* q, float scale,
+                           float* scores) {
+  if (first % 32 != 0 || n % 32 != 0) return kv_scores_q4_0_avx2(rows, row_bytes, count, first, n, q, scale, scores);
+  scores_blocks<BlockQ4_0>(rows, row_bytes, count, first, n, q, scale, scores);
+}
+void kv_mix_q4_0_avx512(const std::byte* rows, std::size_t row_bytes, int count, int first, int n, const float* w, float* out) {
+  if (first % 32 != 0 || n % 32 != 0) return kv_mix_q4_0_avx2(rows, row_bytes, count, first, n, w, out);
+  mix_blocks<BlockQ4_0>(rows, row_bytes, count, first, n, w, out);
 }
 
 }  // namespace trilemma::engine
