@@ -181,6 +181,14 @@ const Block* block_row(const std::byte* rows, std::size_t row_bytes, int r, int 
   return reinterpret_cast<const Block*>(rows + std::size_t(r) * row_bytes) + first / 32;
 }
 
+// The query's elements of block b as four vectors.
+struct Query32 {
+  __m256 v[4];
+};
+Query32 query_block(const float* q, int b) {
+  return {{_mm256_loadu_ps(q + 32 * b), _mm256_loadu_ps(q + 32 * b + 8), _mm256_loadu_ps(q + 32 * b + 16), _mm256_loadu_ps(q + 32 * b + 24)}};
+}
+
 // One position's block b: the four products summed as dot_blocks does, times the block's d.
 template <class Block, class CodesFn>
 __m256 block_step(const Block& blk, const __m256 (&qv)[4], __m256 acc, CodesFn codes) {
@@ -205,20 +213,15 @@ void scores_blocks(const std::byte* rows, std::size_t row_bytes, int count, int 
     const Block* k[8];
     for (int p = 0; p < 8; ++p) acc[p] = _mm256_setzero_ps(), k[p] = block_row<Block>(rows, row_bytes, r + p, first);
     for (int b = 0; b < blocks; ++b) {
-      const __m256 qv[4] = {_mm256_loadu_ps(q + 32 * b), _mm256_loadu_ps(q + 32 * b + 8), _mm256_loadu_ps(q + 32 * b + 16),
-                            _mm256_loadu_ps(q + 32 * b + 24)};
-      for (int p = 0; p < 8; ++p) acc[p] = block_step(k[p][b], qv, acc[p], codes);
+      const Query32 qv = query_block(q, b);
+      for (int p = 0; p < 8; ++p) acc[p] = block_step(k[p][b], qv.v, acc[p], codes);
     }
     _mm256_storeu_ps(scores + r, _mm256_div_ps(sum8(acc), vscale));
   }
   for (; r < count; ++r) {
     const Block* k = block_row<Block>(rows, row_bytes, r, first);
     __m256 acc = _mm256_setzero_ps();
-    for (int b = 0; b < blocks; ++b) {
-      const __m256 qv[4] = {_mm256_loadu_ps(q + 32 * b), _mm256_loadu_ps(q + 32 * b + 8), _mm256_loadu_ps(q + 32 * b + 16),
-                            _mm256_loadu_ps(q + 32 * b + 24)};
-      acc = block_step(k[b], qv, acc, codes);
-    }
+    for (int b = 0; b < blocks; ++b) acc = block_step(k[b], query_block(q, b).v, acc, codes);
     scores[r] = sum1(acc) / scale;
   }
 }

@@ -168,6 +168,19 @@ void mix_blocks(const std::byte* rows, std::size_t row_bytes, int count, int fir
   }
 }
 
+// Slices that cut a block go to the AVX2 column (`cut`).
+template <class Block, KvScoresKernel cut>
+void scores_whole_blocks(const std::byte* rows, std::size_t row_bytes, int count, int first, int n, const float* q, float scale,
+                         float* scores) {
+  if (first % 32 != 0 || n % 32 != 0) return cut(rows, row_bytes, count, first, n, q, scale, scores);
+  scores_blocks<Block>(rows, row_bytes, count, first, n, q, scale, scores);
+}
+template <class Block, KvMixKernel cut>
+void mix_whole_blocks(const std::byte* rows, std::size_t row_bytes, int count, int first, int n, const float* w, float* out) {
+  if (first % 32 != 0 || n % 32 != 0) return cut(rows, row_bytes, count, first, n, w, out);
+  mix_blocks<Block>(rows, row_bytes, count, first, n, w, out);
+}
+
 }  // namespace
 
 void kv_scores_f32_avx512(const std::byte* rows, std::size_t row_bytes, int count, int first, int n, const float* q, float scale,
@@ -191,21 +204,17 @@ void kv_mix_f16_avx512(const std::byte* rows, std::size_t row_bytes, int count, 
 
 void kv_scores_q8_0_avx512(const std::byte* rows, std::size_t row_bytes, int count, int first, int n, const float* q, float scale,
                            float* scores) {
-  if (first % 32 != 0 || n % 32 != 0) return kv_scores_q8_0_avx2(rows, row_bytes, count, first, n, q, scale, scores);
-  scores_blocks<BlockQ8_0>(rows, row_bytes, count, first, n, q, scale, scores);
+  scores_whole_blocks<BlockQ8_0, kv_scores_q8_0_avx2>(rows, row_bytes, count, first, n, q, scale, scores);
 }
 void kv_mix_q8_0_avx512(const std::byte* rows, std::size_t row_bytes, int count, int first, int n, const float* w, float* out) {
-  if (first % 32 != 0 || n % 32 != 0) return kv_mix_q8_0_avx2(rows, row_bytes, count, first, n, w, out);
-  mix_blocks<BlockQ8_0>(rows, row_bytes, count, first, n, w, out);
+  mix_whole_blocks<BlockQ8_0, kv_mix_q8_0_avx2>(rows, row_bytes, count, first, n, w, out);
 }
 void kv_scores_q4_0_avx512(const std::byte* rows, std::size_t row_bytes, int count, int first, int n, const float* q, float scale,
                            float* scores) {
-  if (first % 32 != 0 || n % 32 != 0) return kv_scores_q4_0_avx2(rows, row_bytes, count, first, n, q, scale, scores);
-  scores_blocks<BlockQ4_0>(rows, row_bytes, count, first, n, q, scale, scores);
+  scores_whole_blocks<BlockQ4_0, kv_scores_q4_0_avx2>(rows, row_bytes, count, first, n, q, scale, scores);
 }
 void kv_mix_q4_0_avx512(const std::byte* rows, std::size_t row_bytes, int count, int first, int n, const float* w, float* out) {
-  if (first % 32 != 0 || n % 32 != 0) return kv_mix_q4_0_avx2(rows, row_bytes, count, first, n, w, out);
-  mix_blocks<BlockQ4_0>(rows, row_bytes, count, first, n, w, out);
+  mix_whole_blocks<BlockQ4_0, kv_mix_q4_0_avx2>(rows, row_bytes, count, first, n, w, out);
 }
 
 }  // namespace trilemma::engine
