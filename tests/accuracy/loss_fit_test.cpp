@@ -108,6 +108,22 @@ TEST_CASE("accuracy: the fit recovers the coefficients of exact data", "[accurac
   CHECK(*accuracy::predict_kld(without_c, "q8_0", obs[13].traits) == Approx(obs[13].measured).epsilon(0.05));
 }
 
+TEST_CASE("accuracy: the fit is robust: one row far off moves the shared coefficients little", "[accuracy]") {
+  auto obs = exact_observations();
+  // Family "a"'s Q3_K_M published 20x above the model (a transcription slip, another text): in
+  // plain least squares its ln 20 = 3.0 residual would pull the size, token and Q3_K_M terms; the
+  // Huber weights (k_huber_log_error 0.3) cap its pull at 0.3 / 3.0 of a normal row's.
+  obs[2].measured *= 20;
+  const auto fit = accuracy::fit_loss(obs, {}, false);
+  // (Plain least squares: a_tokens 0.07, a_size -0.16, the other Q3_K_M predictions 40-57% high.)
+  CHECK(fit.a_tokens == Approx(0.3).margin(0.05));
+  CHECK(fit.a_size == Approx(-0.1).margin(0.02));
+  CHECK(fit.format_ln_kld.at("q3_k_m") == Approx(std::log(exact_kld("q3_k_m", traits(8e9, 15e12)))).margin(0.1));
+  // Every other family's Q3_K_M is still predicted within 10%.
+  for (std::size_t i = 7; i < obs.size(); i += 5)
+    CHECK(*accuracy::predict_kld(fit, "q3_k_m", obs[i].traits) == Approx(obs[i].measured).epsilon(0.1));
+}
+
 TEST_CASE("accuracy: each metric's range comes from its own held-out errors when there are enough", "[accuracy]") {
   auto obs = exact_observations();  // 30 KLD points, 6 families
   const auto only_kld = accuracy::fit_loss(obs);
