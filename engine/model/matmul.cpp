@@ -9,6 +9,8 @@ namespace trilemma::engine {
 namespace {
 // 48 tokens of a 5632-wide f32 activation are 1 MiB: within L2 beside the rows.
 constexpr int k_rows_tokens = 48;
+// The pool hands out units of 16 rows, so every chunk of an x16 matrix is whole strips.
+constexpr std::int64_t k_unit_rows = k_x16_rows;
 }  // namespace
 
 void Matmul::run(const float* x, int n, std::int64_t cols, std::span<const MatmulJob> jobs) {
@@ -20,26 +22,28 @@ void Matmul::run(const float* x, int n, std::int64_t cols, std::span<const Matmu
     float* y;
     DotFn dot;
     TileFn tile;  // nullptr when the format has no tile for this ISA
+    StripFn strip;  // x16 matrices only
     RowsFn rows_fn;  // nullptr when the format has no rows x tokens kernel for this ISA
     int act;
-    std::int64_t row_begin;
+    std::int64_t unit_begin;            // in units of k_unit_rows, over all jobs
     std::size_t row_bytes, code_bytes;  // per row: ggml layout, and x4 codes
-    const std::uint8_t* codes;          // x4 only: row 0's codes and scales
+    const std::uint8_t* codes;          // x4 and x16 only: row 0's codes and scales
     const std::uint16_t* scales;
   };
   std::vector<Prepared> prepared;
-  std::int64_t total_rows = 0;
+  std::int64_t total_units = 0;
   for (const MatmulJob& job : jobs) {
     const FormatKernels& k = *find_kernels(job.w->type);
     int slot = 0;
     while (slot < act_count && act_types[std::size_t(slot)] != k.activation) ++slot;
     if (slot == act_count) act_types[std::size_t(act_count++)] = k.activation;
-    // x4 matrices exist only when this ISA's tile does (pack_for_isa); others use the dot.
+    // x4 and x16 matrices exist only when this ISA's kernel does (pack_for_isa); others use the dot.
     const Matrix& w = *job.w;
-    prepared.push_back({&w, job.y, select_dot(k, m_isa), w.x4 ? select_tile(k, m_isa) : nullptr, select_rows(k, m_isa), slot, total_rows,
-                        w.row_bytes(), w.x4 ? x4_code_bytes(w.row_bytes(), w.cols / 32) : 0, w.x4 ? w.x4_codes(0) : nullptr,
-                        w.x4 ? w.x4_scales(0) : nullptr});
-    total_rows += job.w->rows;
+    const bool x4 = w.layout == WeightLayout::x4, x16 = w.layout == WeightLayout::x16;
+    prepared.push_back({&w, job.y, select_dot(k, m_isa), x4 ? select_tile(k, m_isa) : nullptr, x16 ? select_strip(k, m_isa) : nullptr,
+                        select_rows(k, m_isa), slot, total_units, w.row_bytes(), x4 ? x4_code_bytes(w.row_bytes(), w.cols / 32) : 0,
+                        x4 ? w.x4_codes(0) : x16 ? w.x16_codes(0) : nullptr, x4 ? w.x4_scales(0) : x16 ? w.x16_scales(0) : nullptr});
+    total_units += (job.w->rows + k_unit_rows - 1) / k_unit_rows;
   }
   std::array<std::size_t, 2> act_row_bytes{};
   for (int s = 0; s < act_count; ++s) {
@@ -50,7 +54,8 @@ void Matmul::run(const float* x, int n, std::int64_t cols, std::span<const Matmu
     buf.resize(stride * std::size_t(n));
     // Tiles read Q8_0 activations regrouped once into a panel (quant/q8_panel.hpp).
     // x4 rows are multiples of 128, so cols / 32 is a multiple of 4 here.
-    const bool tiled = std::any_of(prepared.begin(), prepared.end(), [&](const Prepared& p) { return p.act == s && p.tile != nullptr; });
+    const bool tiled = std::any_of(prepared.begin(), prepared.end(),
+                                   [&](const Prepared& p) { return p.act == s && (p.tile != nullptr || p.strip != nullptr); });
     if (tiled) resize_q8_panel(m_panel, n, cols / k_qk8_0);
     m_pool.parallel_for(n, 4, [&](std::int64_t begin, std::int64_t end) {
       for (std::int64_t t = begin; t < end; ++t) {
@@ -60,15 +65,24 @@ void Matmul::run(const float* x, int n, std::int64_t cols, std::span<const Matmu
       }
     });
   }
-  // The pool hands out long runs of rows first (streaming) and short ones last (balance).
-  const std::int64_t grain = n <= 2 ? 16 : 4;
-  m_pool.parallel_for(total_rows, grain, [&](std::int64_t begin, std::int64_t end) {
+  // The pool hands out long runs of rows first (streaming) and short ones last (balance), in
+  // units of 16 rows (a matrix's last unit may be short).
+  m_pool.parallel_for(total_units, 1, [&](std::int64_t begin, std::int64_t end) {
     for (const Prepared& p : prepared) {  // the chunk's rows, job by job
-      const std::int64_t first = std::max(begin, p.row_begin) - p.row_begin;
-      const std::int64_t last = std::min(end, p.row_begin + p.w->rows) - p.row_begin;
+      const std::int64_t first_unit = std::max(begin, p.unit_begin) - p.unit_begin;
+      const std::int64_t first = first_unit * k_unit_rows;
+      const std::int64_t last = std::min((std::min(end, p.unit_begin + (p.w->rows + k_unit_rows - 1) / k_unit_rows) - p.unit_begin) * k_unit_rows,
+                                         p.w->rows);
       const std::byte* act = m_act[p.act].data();
       const std::size_t stride = act_row_bytes[std::size_t(p.act)], rows = std::size_t(p.w->rows);
       if (first >= last) continue;
+      if (p.strip != nullptr) {
+        const std::int64_t blocks = cols / 32, strip0 = first / k_x16_rows;
+        for (int t = 0; t < n; t += 8)
+          p.strip(p.codes + std::size_t(strip0) * x16_strip_code_bytes(blocks), p.scales + std::size_t(strip0 * k_x16_rows * blocks), blocks,
+                  int((last - first) / k_x16_rows), m_panel, t, std::min(8, n - t), p.y + std::size_t(t) * rows + std::size_t(first), rows);
+        continue;
+      }
       if (p.tile != nullptr) {
         const std::size_t scale_stride = std::size_t(cols / 32);
         for (int t = 0; t < n; t += 8)
@@ -101,7 +115,7 @@ namespace trilemma::engine {
 
 std::uint64_t Matmul::scratch_bytes() const {
   return m_act[0].capacity() + m_act[1].capacity() + m_panel.s8.capacity() + m_panel.u8.capacity() +
-         4 * (m_panel.init.capacity() + m_panel.dy.capacity());
+         4 * (m_panel.init.capacity() + m_panel.dy.capacity() + m_panel.zero.capacity());
 }
 
 }  // namespace trilemma::engine

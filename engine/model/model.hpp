@@ -9,21 +9,29 @@
 #include <string>
 #include <vector>
 
+#include "engine/quant/x16_layout.hpp"
 #include "engine/quant/x4_layout.hpp"
 #include "types/model_shape.hpp"
 #include "types/tensor_type.hpp"
 
 namespace trilemma::engine {
 
+// How a matrix's rows are stored: ggml's file layout, or one of the kernel-private layouts
+// made at load time (quant/x4_layout.hpp: row by row for the x4 tiles; quant/x16_layout.hpp:
+// strips of 16 rows for the x16 strips).
+enum class WeightLayout { ggml, x4, x16 };
+
 struct Matrix {
   TensorType type = TensorType::f32;
   std::int64_t rows = 0, cols = 0;  // out, in
   const std::byte* data = nullptr;
-  bool x4 = false;  // rows in the kernel-private x4 layout (quant/x4_layout.hpp), not ggml's
+  WeightLayout layout = WeightLayout::ggml;
+
+  bool repacked() const { return layout != WeightLayout::ggml; }
 
   std::size_t row_bytes() const { return tensor_bytes(type, std::uint64_t(cols)); }
   std::uint64_t bytes() const { return std::uint64_t(rows) * row_bytes(); }
-  const std::byte* row(std::int64_t r) const { return data + std::size_t(r) * row_bytes(); }  // REQUIRES !x4
+  const std::byte* row(std::int64_t r) const { return data + std::size_t(r) * row_bytes(); }  // REQUIRES ggml layout
   // REQUIRES x4 (then the format has 32-weight blocks with one fp16 scale): row r's parts.
   const std::uint8_t* x4_codes(std::int64_t r) const {
     return reinterpret_cast<const std::uint8_t*>(data) + std::size_t(r) * x4_code_bytes(row_bytes(), cols / 32);
@@ -31,6 +39,14 @@ struct Matrix {
   const std::uint16_t* x4_scales(std::int64_t r) const {
     const std::size_t codes = std::size_t(rows) * x4_code_bytes(row_bytes(), cols / 32);
     return reinterpret_cast<const std::uint16_t*>(data + codes) + std::size_t(r) * std::size_t(cols / 32);
+  }
+  // REQUIRES x16: strip s's (rows 16s .. 16s + 15) parts.
+  const std::uint8_t* x16_codes(std::int64_t s) const {
+    return reinterpret_cast<const std::uint8_t*>(data) + std::size_t(s) * x16_strip_code_bytes(cols / 32);
+  }
+  const std::uint16_t* x16_scales(std::int64_t s) const {
+    const std::size_t codes = std::size_t(rows / k_x16_rows) * x16_strip_code_bytes(cols / 32);
+    return reinterpret_cast<const std::uint16_t*>(data + codes) + std::size_t(s) * k_x16_rows * std::size_t(cols / 32);
   }
 };
 

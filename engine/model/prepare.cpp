@@ -55,34 +55,51 @@ Result<Matrix> prepare_matrix(Model& model, const std::string& name, const Matri
 void pack_for_isa(Model& model, Isa isa, ThreadPool& pool) {
   const auto pack = [&](Matrix& w, bool shared) {
     const FormatKernels& k = *find_kernels(w.type);
-    if (w.x4 || k.pack_x4 == nullptr || select_tile(k, isa) == nullptr || w.cols % k_x4_elems != 0) return;
+    if (w.repacked() || w.cols % k_x4_elems != 0) return;
+    // The x16 strips where the format has them and the rows fill whole strips, else the x4 tile.
+    const bool x16 = k.pack_x16 != nullptr && select_strip(k, isa) != nullptr && w.rows % k_x16_rows == 0;
+    if (!x16 && (k.pack_x4 == nullptr || select_tile(k, isa) == nullptr)) return;
     const std::int64_t blocks = w.cols / 32;
     const std::size_t row_bytes = w.row_bytes(), code_bytes = x4_code_bytes(row_bytes, blocks);
+    // A unit is what one pack call writes: a row (x4) or a strip of 16 rows (x16).
+    const std::int64_t unit_rows = x16 ? k_x16_rows : 1, units = w.rows / unit_rows;
     const Matrix src = w;
-    w.x4 = true;
+    w.layout = x16 ? WeightLayout::x16 : WeightLayout::x4;
+    const auto pack_unit = [&](const std::byte* ggml_rows, std::uint8_t* codes, std::uint16_t* scales) {
+      if (x16) k.pack_x16(ggml_rows, row_bytes, codes, scales, src.cols);
+      else k.pack_x4(ggml_rows, codes, scales, src.cols);
+    };
+    const auto codes_of = [&](std::int64_t u) {
+      return const_cast<std::uint8_t*>(x16 ? w.x16_codes(u) : w.x4_codes(u));
+    };
+    const auto scales_of = [&](std::int64_t u) {
+      return const_cast<std::uint16_t*>(x16 ? w.x16_scales(u) : w.x4_scales(u));
+    };
     if (shared || !model.storage->owns(src.data, src.bytes())) {
       w.data = model.storage->allocate(src.bytes());
-      pool.parallel_for(src.rows, 16, [&](std::int64_t begin, std::int64_t end) {
-        for (std::int64_t r = begin; r < end; ++r)
-          k.pack_x4(src.row(r), const_cast<std::uint8_t*>(w.x4_codes(r)), const_cast<std::uint16_t*>(w.x4_scales(r)), src.cols);
+      pool.parallel_for(units, x16 ? 1 : 16, [&](std::int64_t begin, std::int64_t end) {
+        for (std::int64_t u = begin; u < end; ++u) pack_unit(src.row(u * unit_rows), codes_of(u), scales_of(u));
         // The tied embedding still reads its rows from the mapping; anything else hands each
         // run of rows back as soon as it is copied, so a large matrix (the classifier) is never
         // resident twice, not even while it is copied.
-        if (!shared) model.storage->release_mapped(src.row(begin), std::size_t(end - begin) * src.row_bytes());
+        if (!shared)
+          model.storage->release_mapped(src.row(begin * unit_rows), std::size_t((end - begin) * unit_rows) * src.row_bytes());
       });
       if (!shared) model.storage->release_mapped(src.data, src.bytes());  // the pages runs shared
       return;
     }
-    // In place, one pass in row order: row r's codes land at r * code_bytes < r * row_bytes,
-    // over rows already read; the scales wait in a side buffer (1/17 or 1/9 of the matrix).
+    // In place, one pass in unit order: unit u's codes land at u * unit code bytes < u * unit
+    // bytes, over units already read; the scales wait in a side buffer (1/9 of the matrix).
     auto* base = reinterpret_cast<std::uint8_t*>(const_cast<std::byte*>(src.data));
+    const std::size_t unit_bytes = row_bytes * std::size_t(unit_rows), unit_codes = code_bytes * std::size_t(unit_rows);
+    const std::size_t unit_scales = std::size_t(blocks * unit_rows);
     std::vector<std::uint16_t> scales(std::size_t(src.rows) * std::size_t(blocks));
-    std::vector<std::byte> row(row_bytes);
-    for (std::int64_t r = 0; r < src.rows; ++r) {
-      std::copy_n(src.row(r), row_bytes, row.data());
-      k.pack_x4(row.data(), base + std::size_t(r) * code_bytes, &scales[std::size_t(r) * std::size_t(blocks)], src.cols);
+    std::vector<std::byte> unit(unit_bytes);
+    for (std::int64_t u = 0; u < units; ++u) {
+      std::copy_n(src.data + std::size_t(u) * unit_bytes, unit_bytes, unit.data());
+      pack_unit(unit.data(), base + std::size_t(u) * unit_codes, &scales[std::size_t(u) * unit_scales]);
     }
-    std::copy(scales.begin(), scales.end(), const_cast<std::uint16_t*>(w.x4_scales(0)));
+    std::copy(scales.begin(), scales.end(), scales_of(0));
   };
   for (auto& l : model.layers)
     for (Matrix* w : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w1, &l.w2, &l.w3}) pack(*w, false);

@@ -53,7 +53,11 @@ Transformer::Transformer(const Model& model, ThreadPool& pool, Isa isa, std::uni
   m_hb.resize(b * s.ffn);
   m_hb2.resize(b * s.ffn);
   for (int t = 0; t < m_pool.size(); ++t) m_attend_scratch.push_back(m_cache->make_scratch());
-  const auto runnable = [&](const Matrix& w) { return !w.x4 || select_tile(*find_kernels(w.type), isa) != nullptr; };
+  const auto runnable = [&](const Matrix& w) {
+    const FormatKernels& k = *find_kernels(w.type);
+    return w.layout == WeightLayout::ggml || (w.layout == WeightLayout::x4 && select_tile(k, isa) != nullptr) ||
+           (w.layout == WeightLayout::x16 && select_strip(k, isa) != nullptr);
+  };
   m_layout_ok = runnable(model.classifier);
   for (const auto& l : model.layers)
     for (const Matrix* w : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w1, &l.w2, &l.w3}) m_layout_ok = m_layout_ok && runnable(*w);

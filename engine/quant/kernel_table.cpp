@@ -38,7 +38,8 @@ constexpr std::array k_table = {
                   pack_row_q8_0_x4, TRILEMMA_X86(tile_q8_0_x4_avx512vnni), TRILEMMA_NEON(dot_q8_0_q8_0_dotprod)},
     FormatKernels{T::q4_0, T::q8_0, quantize_row_q4_0, dequantize_row_q4_0, dot_q4_0_q8_0_ref,
                   TRILEMMA_X86(dot_q4_0_q8_0_avx2), TRILEMMA_NEON(dot_q4_0_q8_0_neon), 1e-5f, 0.09f,
-                  pack_row_q4_0_x4, TRILEMMA_X86(tile_q4_0_x4_avx512vnni), TRILEMMA_NEON(dot_q4_0_q8_0_dotprod)},
+                  pack_row_q4_0_x4, TRILEMMA_X86(tile_q4_0_x4_avx512vnni), TRILEMMA_NEON(dot_q4_0_q8_0_dotprod), nullptr,
+                  pack_strip_q4_0_x16, TRILEMMA_X86(strip_q4_0_x16_avx512vnni)},
     FormatKernels{T::q4_1, T::q8_0, quantize_row_q4_1, dequantize_row_q4_1, dot_q4_1_q8_0_ref,
                   TRILEMMA_X86(dot_q4_1_q8_0_avx2), TRILEMMA_NEON(dot_q4_1_q8_0_neon),
                   1e-5f, 0.08f},
@@ -122,6 +123,8 @@ Isa dot_isa(const FormatKernels& k, Isa isa) {
 }
 
 TileFn select_tile(const FormatKernels& k, Isa isa) { return isa == Isa::avx512vnni ? k.tile_x4_avx512 : nullptr; }
+
+StripFn select_strip(const FormatKernels& k, Isa isa) { return isa == Isa::avx512vnni ? k.strip_x16_avx512 : nullptr; }
 
 RowsFn select_rows(const FormatKernels& k, Isa isa) { return isa == Isa::avx512vnni ? k.rows_avx512 : nullptr; }
 

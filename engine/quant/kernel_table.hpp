@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "engine/quant/kernels.hpp"
+#include "engine/quant/x16_layout.hpp"
 #include "engine/quant/x4_layout.hpp"
 #include "types/tensor_type.hpp"
 
@@ -28,6 +29,11 @@ struct FormatKernels {
   // AVX-512 rows x tokens kernel for formats with f32 activations (kernels.hpp RowsFn): decode
   // and batched prefill share it, so their floats agree bit for bit.
   RowsFn rows_avx512 = nullptr;
+  // Faster path where it exists: strips of 16 rows packed by pack_x16 (same size), multiplied
+  // by the AVX-512 VNNI strip kernel over the same panel. Preferred over x4 for matrices whose
+  // rows are a multiple of 16 (and cols of 128); the x4 tile takes the rest.
+  PackStripFn pack_x16 = nullptr;
+  StripFn strip_x16_avx512 = nullptr;
 };
 
 // avx512vnni implies avx2: formats without a tile use their avx2 dot. dotprod implies neon:
@@ -46,6 +52,8 @@ Isa detect_isa(bool force_scalar = false);
 DotFn select_dot(const FormatKernels& k, Isa isa);
 // The x4 tile for `isa`, or nullptr (then matrices stay in ggml layout and use select_dot).
 TileFn select_tile(const FormatKernels& k, Isa isa);
+// The x16 strip kernel for `isa`, or nullptr.
+StripFn select_strip(const FormatKernels& k, Isa isa);
 // The rows x tokens kernel for `isa`, or nullptr (then the matmul calls the dot per row and token).
 RowsFn select_rows(const FormatKernels& k, Isa isa);
 // Which column the matmul uses for this format under `isa`, for reports.

@@ -19,6 +19,13 @@ using TileFn = void (*)(const std::uint8_t* codes, std::size_t code_stride, cons
                         std::size_t scale_stride, int rows, const Q8Panel& panel, int t0, int nt, float* out,
                         std::size_t out_stride);
 
+// `strips` consecutive strips of 16 weight rows in the x16 layout (x16_layout.hpp: strip s's
+// codes at codes + s * x16_strip_code_bytes(blocks), its scales at scales + s * 16 * blocks)
+// against tokens t0 .. t0 + nt - 1 (nt <= 8) of a Q8 panel: out[r + j * out_stride] =
+// dot(row r, token t0 + j) for the strips' 16 * strips rows.
+using StripFn = void (*)(const std::uint8_t* codes, const std::uint16_t* scales, std::int64_t blocks, int strips,
+                         const Q8Panel& panel, int t0, int nt, float* out, std::size_t out_stride);
+
 // `rows` consecutive weight rows in ggml layout (row r at w + r * w_row_bytes) against nt tokens
 // of f32 activations (token t at x + t * x_stride): out[r + t * out_stride] = dot(row r, token t).
 // For formats whose activations stay f32 (f32, f16), so a row is converted once per few tokens.
@@ -91,6 +98,9 @@ void tile_q8_0_x4_avx512vnni(const std::uint8_t* codes, std::size_t code_stride,
 void tile_q4_0_x4_avx512vnni(const std::uint8_t* codes, std::size_t code_stride, const std::uint16_t* scales,
                              std::size_t scale_stride, int rows, const Q8Panel& panel, int t0, int nt, float* out,
                              std::size_t out_stride);
+// engine/simd/avx512/strip_avx512vnni.cpp (AVX-512 F/BW/VL + VNNI; x86-64 builds only)
+void strip_q4_0_x16_avx512vnni(const std::uint8_t* codes, const std::uint16_t* scales, std::int64_t blocks, int strips,
+                               const Q8Panel& panel, int t0, int nt, float* out, std::size_t out_stride);
 
 // engine/simd/avx512/rows_avx512.cpp (AVX-512 F/BW/VL; x86-64 builds only)
 void rows_f32_f32_avx512(const void* w, std::size_t w_row_bytes, int rows, const float* x, std::size_t x_stride, int nt,

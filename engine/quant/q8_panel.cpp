@@ -13,6 +13,7 @@ void resize_q8_panel(Q8Panel& panel, int tokens, std::int64_t blocks) {
   panel.u8.resize(total * 128);
   panel.init.resize(total * 16);
   panel.dy.resize(total * 4);
+  panel.zero.resize(total * 4);
 }
 
 void pack_q8_panel_token(const std::byte* row, int t, Q8Panel& out) {
@@ -33,6 +34,7 @@ void pack_q8_panel_token(const std::byte* row, int t, Q8Panel& out) {
         init[4 * k + (j % 16) / 4] -= 8 * b.qs[j];  // the int32 lane that code j lands in
       }
       out.dy[at * 4 + k] = fp16_to_fp32(b.d);
+      out.zero[at * 4 + k] = init[4 * k] + init[4 * k + 1] + init[4 * k + 2] + init[4 * k + 3];
     }
   }
 }

@@ -1,9 +1,9 @@
 #include <catch2/catch.hpp>
 
-#include <cstring>
-
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
+#include <functional>
 #include <random>
 #include <vector>
 
@@ -49,6 +49,46 @@ std::vector<Isa> compiled_isas() {
   if (best == Isa::dotprod) out.push_back(Isa::neon);
   if (best != Isa::scalar) out.push_back(best);
   return out;
+}
+
+// Nine tokens of Q8_0 activations (seeds seed, seed + 1, ...) and their panel.
+std::vector<Encoded> panel_tokens(std::int64_t n, std::uint32_t seed, Q8Panel& panel) {
+  std::vector<Encoded> acts;
+  std::vector<std::byte> act_rows;
+  for (std::uint32_t j = 0; j < 9; ++j) {
+    acts.push_back(encode(TensorType::q8_0, normal(std::size_t(n), seed + j)));
+    act_rows.insert(act_rows.end(), acts.back().bytes.begin(), acts.back().bytes.end());
+  }
+  pack_q8_panel(act_rows.data(), acts[0].bytes.size(), 9, n / 32, panel);
+  return acts;
+}
+
+// A panel kernel (x4 tile or x16 strip) over `rows` weight rows, called as run(t0, nt, out) with
+// out[r + j * rows] = dot(row r, token t0 + j): for 1..8 tokens from t0 = 0 and 1 every result
+// matches the `_ref` dot, equals the same token run alone bit for bit (batch invariance: decode
+// = prefill), and nothing is written past the nt tokens asked for.
+void check_panel_kernel(const FormatKernels& row, const std::vector<Encoded>& w, const std::vector<Encoded>& acts, int rows,
+                        std::int64_t n, const std::function<void(int, int, float*)>& run) {
+  std::vector<float> single(std::size_t(rows) * acts.size());
+  for (std::size_t t = 0; t < acts.size(); ++t) run(int(t), 1, &single[t * std::size_t(rows)]);
+  for (int t0 : {0, 1}) {
+    for (int nt = 1; nt <= 8; ++nt) {
+      CAPTURE(t0, nt);
+      std::vector<float> out(std::size_t(rows * 8), -1.0f);
+      run(t0, nt, out.data());
+      for (int r = 0; r < rows; ++r) {
+        for (int j = 0; j < nt; ++j) {
+          const Encoded& a = acts[std::size_t(t0 + j)];
+          double magnitude = 0;
+          for (std::int64_t i = 0; i < n; ++i) magnitude += std::fabs(double(w[std::size_t(r)].decoded[i]) * a.decoded[i]);
+          const float ref = row.dot_ref(w[std::size_t(r)].bytes.data(), a.bytes.data(), n);
+          CHECK(std::fabs(out[std::size_t(r + j * rows)] - ref) <= row.dot_tolerance * magnitude + 1e-6);
+          CHECK(std::memcmp(&out[std::size_t(r + j * rows)], &single[std::size_t(r + (t0 + j) * rows)], sizeof(float)) == 0);
+        }
+      }
+      for (std::size_t i = std::size_t(rows * nt); i < out.size(); ++i) CHECK(out[i] == -1.0f);
+    }
+  }
 }
 
 }  // namespace
@@ -251,37 +291,51 @@ TEST_CASE("quant::format_kernels: every x4 tile matches the _ref dots for 1..8 t
       std::vector<std::uint16_t> scales(std::size_t(rows * n / 32));
       for (int r = 0; r < rows; ++r)
         row.pack_x4(w[std::size_t(r)].bytes.data(), codes + std::size_t(r) * code_bytes, &scales[std::size_t(r * n / 32)], n);
-      std::vector<Encoded> acts;
-      std::vector<std::byte> act_rows;
-      for (int j = 0; j < 9; ++j) {
-        acts.push_back(encode(TensorType::q8_0, normal(std::size_t(n), 100 + std::uint32_t(j))));
-        act_rows.insert(act_rows.end(), acts.back().bytes.begin(), acts.back().bytes.end());
-      }
       Q8Panel panel;
-      pack_q8_panel(act_rows.data(), acts[0].bytes.size(), 9, n / 32, panel);
-      // Batch invariance (decode = prefill bit for bit): each token alone, as decode runs it.
-      std::vector<float> single(std::size_t(rows * 9));
-      for (int t = 0; t < 9; ++t)
-        tile(codes, code_bytes, scales.data(), std::size_t(n / 32), rows, panel, t, 1, &single[std::size_t(t * rows)], rows);
-      for (int t0 : {0, 1}) {
-        for (int nt = 1; nt <= 8; ++nt) {
-          CAPTURE(t0, nt);
-          std::vector<float> out(std::size_t(rows * 8), -1.0f);
-          tile(codes, code_bytes, scales.data(), std::size_t(n / 32), rows, panel, t0, nt, out.data(), rows);
-          for (int r = 0; r < rows; ++r) {
-            for (int j = 0; j < nt; ++j) {
-              const Encoded& a = acts[std::size_t(t0 + j)];
-              double magnitude = 0;
-              for (std::int64_t i = 0; i < n; ++i) magnitude += std::fabs(double(w[std::size_t(r)].decoded[i]) * a.decoded[i]);
-              const float ref = row.dot_ref(w[std::size_t(r)].bytes.data(), a.bytes.data(), n);
-              CHECK(std::fabs(out[std::size_t(r + j * rows)] - ref) <= row.dot_tolerance * magnitude + 1e-6);
-              CHECK(std::memcmp(&out[std::size_t(r + j * rows)], &single[std::size_t(r + (t0 + j) * rows)], sizeof(float)) == 0);
-            }
-          }
+      const auto acts = panel_tokens(n, 100, panel);
+      check_panel_kernel(row, w, acts, rows, n, [&](int t0, int nt, float* out) {
+        tile(codes, code_bytes, scales.data(), std::size_t(n / 32), rows, panel, t0, nt, out, rows);
+      });
+    }
+  }
+}
+
+TEST_CASE("quant::format_kernels: every x16 strip matches the _ref dots for 1..8 tokens and 1..3 strips, and a token's result does not depend on the token count", "[quant]") {
+  bool any = false;
+  for (const auto& row : format_kernels()) {
+    const StripFn strip = select_strip(row, detect_isa());
+    if (strip == nullptr) continue;
+    any = true;
+    REQUIRE(row.pack_x16 != nullptr);
+    for (int groups : {1, 3, 16}) {  // rows of multiples of 128 weights
+      const std::int64_t n = std::int64_t(groups) * k_x4_elems, blocks = n / 32;
+      for (int strips : {1, 3}) {
+        const int rows = strips * k_x16_rows;
+        CAPTURE(info(row.weight).name, n, strips);
+        std::vector<Encoded> w;
+        std::vector<std::byte> ggml;
+        for (int r = 0; r < rows; ++r) {
+          w.push_back(encode(row.weight, normal(std::size_t(n), 199 + std::uint32_t(r))));
+          ggml.insert(ggml.end(), w.back().bytes.begin(), w.back().bytes.end());
         }
+        const std::size_t row_bytes = w[0].bytes.size(), strip_bytes = x16_strip_code_bytes(blocks);
+        struct alignas(64) Line { std::uint8_t b[64]; };
+        std::vector<Line> lines(std::size_t(strips) * strip_bytes / 64);
+        auto* codes = reinterpret_cast<std::uint8_t*>(lines.data());
+        std::vector<Line> scale_lines((std::size_t(rows * blocks) * 2 + 63) / 64);
+        auto* scales = reinterpret_cast<std::uint16_t*>(scale_lines.data());
+        for (int s = 0; s < strips; ++s)
+          row.pack_x16(ggml.data() + std::size_t(s * k_x16_rows) * row_bytes, row_bytes, codes + std::size_t(s) * strip_bytes,
+                       scales + std::size_t(s * k_x16_rows) * std::size_t(blocks), n);
+        Q8Panel panel;
+        const auto acts = panel_tokens(n, 300, panel);
+        check_panel_kernel(row, w, acts, rows, n, [&](int t0, int nt, float* out) {
+          strip(codes, scales, blocks, strips, panel, t0, nt, out, std::size_t(rows));
+        });
       }
     }
   }
+  if (!any) WARN("no x16 strip kernel on this CPU (" << isa_name(detect_isa()) << "): nothing to compare");
 }
 
 TEST_CASE("quant::format_kernels: every rows x tokens kernel matches the _ref dots, and a (row, token) result does not depend on the blocking", "[quant]") {

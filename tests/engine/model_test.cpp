@@ -230,7 +230,7 @@ TEST_CASE("engine::swiglu: the SIMD column agrees with run.c's SiLU loop to a fe
   }
 }
 
-TEST_CASE("engine::pack_for_isa: x4 tiles give the logits of the ggml-layout kernels", "[engine]") {
+TEST_CASE("engine::pack_for_isa: x4 tiles and x16 strips give the logits of the ggml-layout kernels", "[engine]") {
   ModelShape s = tiny_shape();
   s.hidden = 128, s.heads = 4, s.kv_heads = 2, s.head_dim = 32, s.ffn = 256, s.vocab = 300;
   s.tied_embeddings = true;  // the classifier is packed as a copy, the rest in place
@@ -244,9 +244,13 @@ TEST_CASE("engine::pack_for_isa: x4 tiles give the logits of the ggml-layout ker
     REQUIRE(packed.ok());
     pack_for_isa(*packed, best, pool);
     const bool has_tile = select_tile(*find_kernels(t), best) != nullptr;
-    CHECK(packed->layers[0].w2.x4 == has_tile);
-    CHECK(packed->classifier.x4 == has_tile);
-    CHECK_FALSE(packed->token_embedding.x4);  // row lookups read ggml layout
+    const bool has_strip = select_strip(*find_kernels(t), best) != nullptr;
+    const WeightLayout tiled = has_tile ? WeightLayout::x4 : WeightLayout::ggml;
+    // w2 has 128 rows (whole strips: x16 where the format has strips); the classifier's 300 do
+    // not fill strips and take the x4 tile.
+    CHECK(packed->layers[0].w2.layout == (has_strip ? WeightLayout::x16 : tiled));
+    CHECK(packed->classifier.layout == tiled);
+    CHECK(packed->token_embedding.layout == WeightLayout::ggml);  // row lookups read ggml layout
     std::vector<int> tokens = {1, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49};  // > 8: two tiles
     Transformer a(*plain, pool, Isa::scalar, make_contiguous_f32(2, 16, 4, 2, 32));
     Transformer b(*packed, pool, best, make_contiguous_f32(2, 16, 4, 2, 32));
@@ -297,7 +301,7 @@ TEST_CASE("engine::Transformer: batched prefill logits equal sequential decode l
       auto m = make_synthetic(s, "x4", t, 23, pool);
       REQUIRE(m.ok());
       pack_for_isa(*m, isa, pool);
-      if (isa == Isa::avx512vnni && (t == TensorType::q8_0 || t == TensorType::q4_0)) CHECK(m->layers[0].w1.x4);
+      if (isa == Isa::avx512vnni && (t == TensorType::q8_0 || t == TensorType::q4_0)) CHECK(m->layers[0].w1.repacked());
       const auto fresh = [&] {
         return std::make_unique<Transformer>(*m, pool, isa,
                                              make_contiguous_f32(int(s.layers), 32, int(s.heads), int(s.kv_heads), int(s.head_dim), isa));
@@ -353,7 +357,7 @@ TEST_CASE("engine::load_gguf_model: copied matrices do not keep their mapped pag
       auto m = load_gguf_model(*file, c.run_as, pool);
       REQUIRE(m.ok());
       pack_for_isa(*m, isa, pool);
-      const bool copied = c.run_as || m->layers[0].w1.x4;
+      const bool copied = c.run_as || m->layers[0].w1.repacked();
       const double grown = double(current_rss_bytes()) - double(before);
       const double file_grown = double(current_rss_file_bytes()) - double(file_before);
       const double held = double(m->storage->allocated_bytes());
