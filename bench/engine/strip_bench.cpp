@@ -1,4 +1,4 @@
-// strip_bench: the Q4_0 x16 strip kernel against the x4 tile on the same weights and tokens,
+// strip_bench: the x16 strip kernels (Q4_0, Q8_0) against the x4 tiles on the same weights and tokens,
 // alternated run by run in one process, one thread (the prefill's inner loop without the pool).
 // Prints the median time of each and their ratio; the noise of a shared host cancels in the
 // ratio, not in the times. Shapes: TinyLlama-1.1B's FFN matrices (5632 x 2048 and 2048 x 5632).
@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "engine/quant/blocks.hpp"
@@ -36,10 +37,10 @@ struct Case {
   int tokens;
 };
 
-void run(const Case& c, int runs) {
-  const FormatKernels& k = *find_kernels(TensorType::q4_0);
+void run(TensorType type, const Case& c, int runs) {
+  const FormatKernels& k = *find_kernels(type);
   const std::int64_t blocks = c.cols / 32;
-  const std::size_t row_bytes = tensor_bytes(TensorType::q4_0, std::uint64_t(c.cols));
+  const std::size_t row_bytes = tensor_bytes(type, std::uint64_t(c.cols));
   std::mt19937 rng(7);
   std::normal_distribution<float> normal;
   std::vector<float> x(std::size_t(c.cols));
@@ -52,12 +53,12 @@ void run(const Case& c, int runs) {
   auto* x4_codes = static_cast<std::uint8_t*>(std::aligned_alloc(64, code_bytes * std::size_t(c.rows)));
   std::vector<std::uint16_t> x4_scales(std::size_t(c.rows * blocks));
   for (std::int64_t r = 0; r < c.rows; ++r)
-    pack_row_q4_0_x4(ggml.data() + std::size_t(r) * row_bytes, x4_codes + std::size_t(r) * code_bytes, &x4_scales[std::size_t(r * blocks)], c.cols);
+    k.pack_x4(ggml.data() + std::size_t(r) * row_bytes, x4_codes + std::size_t(r) * code_bytes, &x4_scales[std::size_t(r * blocks)], c.cols);
   const std::int64_t strips = c.rows / k_x16_rows;
-  auto* x16_codes = static_cast<std::uint8_t*>(std::aligned_alloc(64, x16_strip_code_bytes(blocks) * std::size_t(strips)));
+  auto* x16_codes = static_cast<std::uint8_t*>(std::aligned_alloc(64, x16_strip_code_bytes(row_bytes, blocks) * std::size_t(strips)));
   auto* x16_scales = static_cast<std::uint16_t*>(std::aligned_alloc(64, std::size_t(c.rows * blocks) * 2));
   for (std::int64_t s = 0; s < strips; ++s)
-    pack_strip_q4_0_x16(ggml.data() + std::size_t(s * k_x16_rows) * row_bytes, row_bytes, x16_codes + std::size_t(s) * x16_strip_code_bytes(blocks),
+    k.pack_x16(ggml.data() + std::size_t(s * k_x16_rows) * row_bytes, row_bytes, x16_codes + std::size_t(s) * x16_strip_code_bytes(row_bytes, blocks),
                         x16_scales + std::size_t(s * k_x16_rows * blocks), c.cols);
   const std::size_t act_bytes = tensor_bytes(TensorType::q8_0, std::uint64_t(c.cols));
   std::vector<std::byte> acts(act_bytes * std::size_t(c.tokens));
@@ -72,20 +73,18 @@ void run(const Case& c, int runs) {
   for (int i = 0; i < runs; ++i) {
     auto t0 = Clock::now();
     for (int t = 0; t < c.tokens; t += 8)
-      tile_q4_0_x4_avx512vnni(x4_codes, code_bytes, x4_scales.data(), std::size_t(blocks), int(c.rows), panel, t, std::min(8, c.tokens - t),
+      k.tile_x4_avx512(x4_codes, code_bytes, x4_scales.data(), std::size_t(blocks), int(c.rows), panel, t, std::min(8, c.tokens - t),
                               y4.data() + std::size_t(t * c.rows), std::size_t(c.rows));
     t4.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
     t0 = Clock::now();
-    for (int t = 0; t < c.tokens; t += 8)
-      strip_q4_0_x16_avx512vnni(x16_codes, x16_scales, blocks, int(strips), panel, t, std::min(8, c.tokens - t), y16.data() + std::size_t(t * c.rows),
-                                std::size_t(c.rows));
+    k.strip_x16_avx512(x16_codes, x16_scales, blocks, int(strips), panel, 0, c.tokens, y16.data(), std::size_t(c.rows));
     t16.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
   }
   double worst = 0, scale = 0;
   for (std::size_t i = 0; i < y4.size(); ++i) worst = std::max(worst, double(std::fabs(y4[i] - y16[i]))), scale = std::max(scale, double(std::fabs(y4[i])));
   const double macs = double(c.rows) * double(c.cols) * c.tokens;
-  std::printf("%5lld x %5lld, %3d tokens: x4 tile %8.3f ms (%5.1f GMAC/s)  x16 strip %8.3f ms (%5.1f GMAC/s)  x4/x16 %.2fx  max |diff| %.2g of max |y| %.3g\n",
-              static_cast<long long>(c.rows), static_cast<long long>(c.cols), c.tokens, median(t4) * 1e3, macs / median(t4) / 1e9,
+  std::printf("%s %5lld x %5lld, %3d tokens: x4 tile %8.3f ms (%5.1f GMAC/s)  x16 strip %8.3f ms (%5.1f GMAC/s)  x4/x16 %.2fx  max |diff| %.2g of max |y| %.3g\n",
+              std::string(info(type).name).c_str(), static_cast<long long>(c.rows), static_cast<long long>(c.cols), c.tokens, median(t4) * 1e3, macs / median(t4) / 1e9,
               median(t16) * 1e3, macs / median(t16) / 1e9, median(t4) / median(t16), worst, scale);
   std::free(x4_codes), std::free(x16_codes), std::free(x16_scales);
 }
@@ -98,6 +97,8 @@ int main(int argc, char** argv) {
     std::printf("strip_bench: skipped, this CPU has no AVX-512 VNNI (kernels: %s)\n", std::string(isa_name(detect_isa())).c_str());
     return 0;
   }
-  std::printf("strip_bench: Q4_0 weights, Q8_0 activations, 1 thread, median of %d alternated runs\n", runs);
-  for (const Case& c : {Case{5632, 2048, 64}, Case{2048, 5632, 64}, Case{5632, 2048, 8}, Case{5632, 2048, 1}, Case{32000, 2048, 1}}) run(c, runs);
+  std::printf("strip_bench: Q8_0 activations, 1 thread, median of %d alternated runs\n", runs);
+  for (const TensorType type : {TensorType::q4_0, TensorType::q8_0})
+    for (const Case& c : {Case{5632, 2048, 64}, Case{2048, 5632, 64}, Case{5632, 2048, 8}, Case{5632, 2048, 1}, Case{32000, 2048, 1}})
+      run(type, c, runs);
 }

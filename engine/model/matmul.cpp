@@ -78,9 +78,8 @@ void Matmul::run(const float* x, int n, std::int64_t cols, std::span<const Matmu
       if (first >= last) continue;
       if (p.strip != nullptr) {
         const std::int64_t blocks = cols / 32, strip0 = first / k_x16_rows;
-        for (int t = 0; t < n; t += 8)
-          p.strip(p.codes + std::size_t(strip0) * x16_strip_code_bytes(blocks), p.scales + std::size_t(strip0 * k_x16_rows * blocks), blocks,
-                  int((last - first) / k_x16_rows), m_panel, t, std::min(8, n - t), p.y + std::size_t(t) * rows + std::size_t(first), rows);
+        p.strip(p.codes + std::size_t(strip0) * x16_strip_code_bytes(p.row_bytes, blocks), p.scales + std::size_t(strip0 * k_x16_rows * blocks),
+                blocks, int((last - first) / k_x16_rows), m_panel, 0, n, p.y + std::size_t(first), rows);
         continue;
       }
       if (p.tile != nullptr) {

@@ -42,10 +42,10 @@ struct Matrix {
   }
   // REQUIRES x16: strip s's (rows 16s .. 16s + 15) parts.
   const std::uint8_t* x16_codes(std::int64_t s) const {
-    return reinterpret_cast<const std::uint8_t*>(data) + std::size_t(s) * x16_strip_code_bytes(cols / 32);
+    return reinterpret_cast<const std::uint8_t*>(data) + std::size_t(s) * x16_strip_code_bytes(row_bytes(), cols / 32);
   }
   const std::uint16_t* x16_scales(std::int64_t s) const {
-    const std::size_t codes = std::size_t(rows / k_x16_rows) * x16_strip_code_bytes(cols / 32);
+    const std::size_t codes = std::size_t(rows / k_x16_rows) * x16_strip_code_bytes(row_bytes(), cols / 32);
     return reinterpret_cast<const std::uint16_t*>(data + codes) + std::size_t(s) * k_x16_rows * std::size_t(cols / 32);
   }
 };

@@ -20,9 +20,10 @@ using TileFn = void (*)(const std::uint8_t* codes, std::size_t code_stride, cons
                         std::size_t out_stride);
 
 // `strips` consecutive strips of 16 weight rows in the x16 layout (x16_layout.hpp: strip s's
-// codes at codes + s * x16_strip_code_bytes(blocks), its scales at scales + s * 16 * blocks)
-// against tokens t0 .. t0 + nt - 1 (nt <= 8) of a Q8 panel: out[r + j * out_stride] =
-// dot(row r, token t0 + j) for the strips' 16 * strips rows.
+// codes at codes + s * x16_strip_code_bytes(row bytes, blocks), its scales at scales + s * 16 * blocks)
+// against tokens t0 .. t0 + nt - 1 of a Q8 panel (any nt: the kernel takes them in slabs of 8
+// and keeps a few strips in L2 across the slabs): out[r + j * out_stride] = dot(row r, token
+// t0 + j) for the strips' 16 * strips rows.
 using StripFn = void (*)(const std::uint8_t* codes, const std::uint16_t* scales, std::int64_t blocks, int strips,
                          const Q8Panel& panel, int t0, int nt, float* out, std::size_t out_stride);
 
@@ -100,6 +101,8 @@ void tile_q4_0_x4_avx512vnni(const std::uint8_t* codes, std::size_t code_stride,
                              std::size_t out_stride);
 // engine/simd/avx512/strip_avx512vnni.cpp (AVX-512 F/BW/VL + VNNI; x86-64 builds only)
 void strip_q4_0_x16_avx512vnni(const std::uint8_t* codes, const std::uint16_t* scales, std::int64_t blocks, int strips,
+                               const Q8Panel& panel, int t0, int nt, float* out, std::size_t out_stride);
+void strip_q8_0_x16_avx512vnni(const std::uint8_t* codes, const std::uint16_t* scales, std::int64_t blocks, int strips,
                                const Q8Panel& panel, int t0, int nt, float* out, std::size_t out_stride);
 
 // engine/simd/avx512/rows_avx512.cpp (AVX-512 F/BW/VL; x86-64 builds only)

@@ -1,11 +1,12 @@
-// "x16" run-time layout of a Q4_0 matrix for the AVX-512 VNNI strip kernel
+// "x16" run-time layout of a Q4_0 or Q8_0 matrix for the AVX-512 VNNI strip kernel
 // (simd/avx512/strip_avx512vnni.cpp): rows in strips of 16, interleaved 4 codes at a time, so one
-// 64-byte load holds the same 4+4 codes of 16 rows and one vpdpbusd against a broadcast 4-byte
-// piece of the activation block advances 16 row dots at once. The int32 lanes then hold whole
+// 64-byte load holds the same 4 codes (Q4_0: 4 + 4) of 16 rows and one vpdpbusd against a
+// broadcast 4-byte piece of the activation block advances 16 row dots at once. The int32 lanes then hold whole
 // rows, and a block's conversion to float and its scale cost one instruction each per 16 rows
 // (the x4 tile spends them per row: lanes hold 4 partial sums of 4 blocks of one row).
-//   codes  [strips][blocks][4][16 rows][4 bytes]: zmm k of a block, lane r = row r's ggml bytes
-//          4k..4k+3 (low nibbles: codes 4k..4k+3, high nibbles: codes 16+4k..16+4k+3)
+//   codes  Q4_0: [strips][blocks][4][16 rows][4 bytes]: zmm k of a block, lane r = row r's ggml
+//          bytes 4k..4k+3 (low nibbles: codes 4k..4k+3, high nibbles: codes 16+4k..16+4k+3)
+//          Q8_0: [strips][blocks][8][16 rows][4 bytes]: zmm k, lane r = row r's codes 4k..4k+3
 //   scales [strips][blocks][16]: fp16 d of the block in rows 0..15, after all the codes
 // Same total bytes as ggml's layout. Kernel-private: made at load time, never written to files.
 // REQUIRES rows % 16 == 0 and cols % 128 == 0 (the Q8 panel's groups of 4 blocks).
@@ -17,15 +18,20 @@ namespace trilemma::engine {
 
 inline constexpr int k_x16_rows = 16;
 
-// 16 consecutive ggml Q4_0 rows (`row_bytes` apart from `rows`) of n weights to one strip: its
-// codes (n / 32 * 256 bytes) and its scales (n / 32 * 16).
+// 16 consecutive ggml rows (`row_bytes` apart from `rows`) of n weights to one strip: its codes
+// (n / 32 * 16 * code bytes per block) and its scales (n / 32 * 16).
 using PackStripFn = void (*)(const std::byte* rows, std::size_t row_bytes, std::uint8_t* codes, std::uint16_t* scales,
                             std::int64_t n);
 void pack_strip_q4_0_x16(const std::byte* rows, std::size_t row_bytes, std::uint8_t* codes, std::uint16_t* scales,
                          std::int64_t n);
+void pack_strip_q8_0_x16(const std::byte* rows, std::size_t row_bytes, std::uint8_t* codes, std::uint16_t* scales,
+                         std::int64_t n);
 
-// Bytes of one strip's codes for rows of `blocks` blocks; the scales of strip s start at
-// s * 16 * blocks in the scale region, which follows all the strips' codes.
-inline std::size_t x16_strip_code_bytes(std::int64_t blocks) { return std::size_t(blocks) * 256; }
+// Bytes of one strip's codes for ggml rows of `row_bytes` holding `blocks` blocks (each with one
+// fp16 scale, kept apart); the scales of strip s start at s * 16 * blocks in the scale region,
+// which follows all the strips' codes.
+inline std::size_t x16_strip_code_bytes(std::size_t row_bytes, std::int64_t blocks) {
+  return k_x16_rows * (row_bytes - 2 * std::size_t(blocks));
+}
 
 }  // namespace trilemma::engine

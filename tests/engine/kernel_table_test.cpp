@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -51,30 +52,30 @@ std::vector<Isa> compiled_isas() {
   return out;
 }
 
-// Nine tokens of Q8_0 activations (seeds seed, seed + 1, ...) and their panel.
-std::vector<Encoded> panel_tokens(std::int64_t n, std::uint32_t seed, Q8Panel& panel) {
+// `tokens` tokens of Q8_0 activations (seeds seed, seed + 1, ...) and their panel.
+std::vector<Encoded> panel_tokens(std::int64_t n, std::uint32_t seed, Q8Panel& panel, int tokens = 9) {
   std::vector<Encoded> acts;
   std::vector<std::byte> act_rows;
-  for (std::uint32_t j = 0; j < 9; ++j) {
+  for (std::uint32_t j = 0; j < std::uint32_t(tokens); ++j) {
     acts.push_back(encode(TensorType::q8_0, normal(std::size_t(n), seed + j)));
     act_rows.insert(act_rows.end(), acts.back().bytes.begin(), acts.back().bytes.end());
   }
-  pack_q8_panel(act_rows.data(), acts[0].bytes.size(), 9, n / 32, panel);
+  pack_q8_panel(act_rows.data(), acts[0].bytes.size(), tokens, n / 32, panel);
   return acts;
 }
 
 // A panel kernel (x4 tile or x16 strip) over `rows` weight rows, called as run(t0, nt, out) with
-// out[r + j * rows] = dot(row r, token t0 + j): for 1..8 tokens from t0 = 0 and 1 every result
+// out[r + j * rows] = dot(row r, token t0 + j): for 1..max_nt tokens from t0 = 0 and 1 every result
 // matches the `_ref` dot, equals the same token run alone bit for bit (batch invariance: decode
 // = prefill), and nothing is written past the nt tokens asked for.
 void check_panel_kernel(const FormatKernels& row, const std::vector<Encoded>& w, const std::vector<Encoded>& acts, int rows,
-                        std::int64_t n, const std::function<void(int, int, float*)>& run) {
+                        std::int64_t n, int max_nt, const std::function<void(int, int, float*)>& run) {
   std::vector<float> single(std::size_t(rows) * acts.size());
   for (std::size_t t = 0; t < acts.size(); ++t) run(int(t), 1, &single[t * std::size_t(rows)]);
   for (int t0 : {0, 1}) {
-    for (int nt = 1; nt <= 8; ++nt) {
+    for (int nt = 1; nt <= std::min(max_nt, int(acts.size()) - t0); ++nt) {
       CAPTURE(t0, nt);
-      std::vector<float> out(std::size_t(rows * 8), -1.0f);
+      std::vector<float> out(std::size_t(rows * max_nt), -1.0f);
       run(t0, nt, out.data());
       for (int r = 0; r < rows; ++r) {
         for (int j = 0; j < nt; ++j) {
@@ -293,14 +294,14 @@ TEST_CASE("quant::format_kernels: every x4 tile matches the _ref dots for 1..8 t
         row.pack_x4(w[std::size_t(r)].bytes.data(), codes + std::size_t(r) * code_bytes, &scales[std::size_t(r * n / 32)], n);
       Q8Panel panel;
       const auto acts = panel_tokens(n, 100, panel);
-      check_panel_kernel(row, w, acts, rows, n, [&](int t0, int nt, float* out) {
+      check_panel_kernel(row, w, acts, rows, n, 8, [&](int t0, int nt, float* out) {
         tile(codes, code_bytes, scales.data(), std::size_t(n / 32), rows, panel, t0, nt, out, rows);
       });
     }
   }
 }
 
-TEST_CASE("quant::format_kernels: every x16 strip matches the _ref dots for 1..8 tokens and 1..3 strips, and a token's result does not depend on the token count", "[quant]") {
+TEST_CASE("quant::format_kernels: every x16 strip matches the _ref dots for 1..19 tokens and 1 or 9 strips, and a token's result does not depend on the token count", "[quant]") {
   bool any = false;
   for (const auto& row : format_kernels()) {
     const StripFn strip = select_strip(row, detect_isa());
@@ -309,7 +310,8 @@ TEST_CASE("quant::format_kernels: every x16 strip matches the _ref dots for 1..8
     REQUIRE(row.pack_x16 != nullptr);
     for (int groups : {1, 3, 16}) {  // rows of multiples of 128 weights
       const std::int64_t n = std::int64_t(groups) * k_x4_elems, blocks = n / 32;
-      for (int strips : {1, 3}) {
+      // 9 strips of 2048-weight Q8_0 rows (32 KiB each) span two of the kernel's L2 blocks.
+      for (int strips : {1, 9}) {
         const int rows = strips * k_x16_rows;
         CAPTURE(info(row.weight).name, n, strips);
         std::vector<Encoded> w;
@@ -318,7 +320,7 @@ TEST_CASE("quant::format_kernels: every x16 strip matches the _ref dots for 1..8
           w.push_back(encode(row.weight, normal(std::size_t(n), 199 + std::uint32_t(r))));
           ggml.insert(ggml.end(), w.back().bytes.begin(), w.back().bytes.end());
         }
-        const std::size_t row_bytes = w[0].bytes.size(), strip_bytes = x16_strip_code_bytes(blocks);
+        const std::size_t row_bytes = w[0].bytes.size(), strip_bytes = x16_strip_code_bytes(row_bytes, blocks);
         struct alignas(64) Line { std::uint8_t b[64]; };
         std::vector<Line> lines(std::size_t(strips) * strip_bytes / 64);
         auto* codes = reinterpret_cast<std::uint8_t*>(lines.data());
@@ -328,8 +330,8 @@ TEST_CASE("quant::format_kernels: every x16 strip matches the _ref dots for 1..8
           row.pack_x16(ggml.data() + std::size_t(s * k_x16_rows) * row_bytes, row_bytes, codes + std::size_t(s) * strip_bytes,
                        scales + std::size_t(s * k_x16_rows) * std::size_t(blocks), n);
         Q8Panel panel;
-        const auto acts = panel_tokens(n, 300, panel);
-        check_panel_kernel(row, w, acts, rows, n, [&](int t0, int nt, float* out) {
+        const auto acts = panel_tokens(n, 300, panel, 20);  // slabs of 8, 8 and 3
+        check_panel_kernel(row, w, acts, rows, n, 19, [&](int t0, int nt, float* out) {
           strip(codes, scales, blocks, strips, panel, t0, nt, out, std::size_t(rows));
         });
       }

@@ -1,19 +1,24 @@
-// AVX-512 VNNI strip kernel: 16 Q4_0 weight rows in the x16 layout (quant/x16_layout.hpp) against
-// up to 8 tokens of a Q8 panel (q8_panel.hpp). Compiled with -mavx512f -mavx512bw -mavx512vl
-// -mavx512vnni; called only when the CPU has them.
+// AVX-512 VNNI strip kernels: strips of 16 Q4_0 or Q8_0 weight rows in the x16 layout
+// (quant/x16_layout.hpp) against tokens of a Q8 panel (q8_panel.hpp), in slabs of up to 8. Compiled with
+// -mavx512f -mavx512bw -mavx512vl -mavx512vnni; called only when the CPU has them.
 //
-// Lane r of every vector is row r. Per block and token: eight vpdpbusd, each multiplying the
-// unsigned nibbles of 4 codes of all 16 rows by one broadcast 4-byte piece of the signed
-// activation block, starting from the block's zero point (-8 * sum of its activation codes, the
-// same for every row), leave the block's exact integer dot in every lane; then one convert, one
-// scale multiply (16 row scales x the token's scale) and one FMA finish 16 rows. The x4 tile
-// spends its convert, scale and FMA per row and 4 blocks; here they serve 16 rows and 1 block,
-// a quarter of the float work per weight.
+// Lane r of every vector is row r. Per block and token, eight vpdpbusd each multiply 4 codes of
+// all 16 rows by one broadcast 4-byte piece of the activation block, and leave the block's exact
+// integer dot in every lane; then one convert, one scale multiply (16 row scales x the token's
+// scale) and one FMA finish 16 rows. The x4 tile spends its convert, scale and FMA per row and 4
+// blocks; here they serve 16 rows and 1 block, a quarter of the float work per weight.
+//   Q4_0: the unsigned nibbles against the signed activations (panel.s8), starting from the
+//         block's zero point -8 * sum(y) (panel.zero), the same for every row.
+//   Q8_0: signed weights, so the activations are the unsigned operand (panel.u8 = y + 128),
+//         starting from -128 * sum(w) per row: eight more vpdpbusd per block against ones,
+//         shared by the tokens.
 //
 // Batch invariance: a token's 16 results are summed over blocks in one fixed order (two chains,
 // even and odd blocks, added at the end) whatever the token count, so decode and a batched
 // prefill agree bit for bit.
 #include <immintrin.h>
+
+#include <algorithm>
 
 #include "engine/quant/kernels.hpp"
 #include "engine/quant/q8_panel.hpp"
@@ -22,38 +27,56 @@
 namespace trilemma::engine {
 namespace {
 
+// Code bytes of one block of 16 rows.
+template <bool q8>
+constexpr std::size_t k_block_bytes = q8 ? 512 : 256;
+
 // Block b of the strip against nt tokens: acc[j] += dot over the block, 16 rows at once.
-template <int nt>
+template <bool q8, int nt>
 __attribute__((always_inline)) inline void block_step(const std::uint8_t* codes, const std::uint16_t* scales, std::int64_t b,
                                                       const Q8Panel& panel, int t0, __m512 (&acc)[nt]) {
-  const std::uint8_t* blk = codes + std::size_t(b) * 256;  // 64-byte aligned
-  const __m512i low4 = _mm512_set1_epi8(0x0F);
-  __m512i lo[4], hi[4];
+  const std::uint8_t* blk = codes + std::size_t(b) * k_block_bytes<q8>;  // 64-byte aligned
+  // w[q] pairs with activation bytes 4q..4q+3 of the block (q < 4: codes 0..15, panel offset
+  // 16k + 4q; q >= 4: codes 16..31, panel offset 64 + 16k + 4(q - 4)).
+  __m512i w[8];
+  __m512i init = _mm512_setzero_si512();
+  if constexpr (q8) {
+    const __m512i ones = _mm512_set1_epi8(1);
+    __m512i w_sum = _mm512_setzero_si512();
+#pragma GCC unroll 8
+    for (int q = 0; q < 8; ++q) {
+      w[q] = _mm512_load_si512(blk + 64 * q);
+      w_sum = _mm512_dpbusd_epi32(w_sum, ones, w[q]);
+    }
+    init = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_slli_epi32(w_sum, 7));
+  } else {
+    const __m512i low4 = _mm512_set1_epi8(0x0F);
 #pragma GCC unroll 4
-  for (int k = 0; k < 4; ++k) {
-    const __m512i v = _mm512_load_si512(blk + 64 * k);
-    lo[k] = _mm512_and_si512(v, low4);
-    hi[k] = _mm512_and_si512(_mm512_srli_epi16(v, 4), low4);
+    for (int q = 0; q < 4; ++q) {
+      const __m512i v = _mm512_load_si512(blk + 64 * q);
+      w[q] = _mm512_and_si512(v, low4);
+      w[4 + q] = _mm512_and_si512(_mm512_srli_epi16(v, 4), low4);
+    }
   }
   const __m512 dx = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(scales + 16 * b)));
   const std::int64_t g = b / 4, k = b % 4;
 #pragma GCC unroll 8
   for (int j = 0; j < nt; ++j) {
     const std::size_t at = std::size_t(t0 + j) * std::size_t(panel.groups) + std::size_t(g);
-    // Codes 0..15 of block k of the group at 16k, codes 16..31 at 64 + 16k (q8_panel.hpp).
-    const auto* y = reinterpret_cast<const std::int32_t*>(&panel.s8[at * 128 + 16 * std::size_t(k)]);
-    __m512i sum = _mm512_set1_epi32(panel.zero[at * 4 + std::size_t(k)]);
-#pragma GCC unroll 4
-    for (int q = 0; q < 4; ++q) {
-      sum = _mm512_dpbusd_epi32(sum, lo[q], _mm512_set1_epi32(y[q]));
-      sum = _mm512_dpbusd_epi32(sum, hi[q], _mm512_set1_epi32(y[16 + q]));
+    const std::size_t y_at = at * 128 + 16 * std::size_t(k);
+    const auto* y = reinterpret_cast<const std::int32_t*>(q8 ? static_cast<const void*>(&panel.u8[y_at]) : &panel.s8[y_at]);
+    __m512i sum = q8 ? init : _mm512_set1_epi32(panel.zero[at * 4 + std::size_t(k)]);
+#pragma GCC unroll 8
+    for (int q = 0; q < 8; ++q) {
+      const __m512i yq = _mm512_set1_epi32(y[q < 4 ? q : 16 + q - 4]);
+      sum = q8 ? _mm512_dpbusd_epi32(sum, yq, w[q]) : _mm512_dpbusd_epi32(sum, w[q], yq);
     }
     const __m512 s = _mm512_mul_ps(dx, _mm512_set1_ps(panel.dy[at * 4 + std::size_t(k)]));
     acc[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum), s, acc[j]);
   }
 }
 
-template <int nt>
+template <bool q8, int nt>
 void strip_n(const std::uint8_t* codes, const std::uint16_t* scales, std::int64_t blocks, const Q8Panel& panel, int t0,
              float* out, std::size_t out_stride) {
   __m512 even[nt], odd[nt];
@@ -61,33 +84,56 @@ void strip_n(const std::uint8_t* codes, const std::uint16_t* scales, std::int64_
   for (int j = 0; j < nt; ++j) even[j] = _mm512_setzero_ps(), odd[j] = _mm512_setzero_ps();
   std::int64_t b = 0;
   for (; b + 2 <= blocks; b += 2) {
-    block_step<nt>(codes, scales, b, panel, t0, even);
-    block_step<nt>(codes, scales, b + 1, panel, t0, odd);
+    block_step<q8, nt>(codes, scales, b, panel, t0, even);
+    block_step<q8, nt>(codes, scales, b + 1, panel, t0, odd);
   }
-  if (b < blocks) block_step<nt>(codes, scales, b, panel, t0, even);
+  if (b < blocks) block_step<q8, nt>(codes, scales, b, panel, t0, even);
 #pragma GCC unroll 8
   for (int j = 0; j < nt; ++j) _mm512_storeu_ps(out + std::size_t(j) * out_stride, _mm512_add_ps(even[j], odd[j]));
 }
 
+// One strip against one slab of up to 8 tokens.
+template <bool q8>
+void strip_slab(const std::uint8_t* c, const std::uint16_t* sc, std::int64_t blocks, const Q8Panel& panel, int t0, int nt,
+                float* o, std::size_t out_stride) {
+  switch (nt) {
+    case 1: strip_n<q8, 1>(c, sc, blocks, panel, t0, o, out_stride); break;
+    case 2: strip_n<q8, 2>(c, sc, blocks, panel, t0, o, out_stride); break;
+    case 3: strip_n<q8, 3>(c, sc, blocks, panel, t0, o, out_stride); break;
+    case 4: strip_n<q8, 4>(c, sc, blocks, panel, t0, o, out_stride); break;
+    case 5: strip_n<q8, 5>(c, sc, blocks, panel, t0, o, out_stride); break;
+    case 6: strip_n<q8, 6>(c, sc, blocks, panel, t0, o, out_stride); break;
+    case 7: strip_n<q8, 7>(c, sc, blocks, panel, t0, o, out_stride); break;
+    default: strip_n<q8, 8>(c, sc, blocks, panel, t0, o, out_stride); break;
+  }
+}
+
+// Codes of the strips that take every token slab in turn before the next strips: they stay in
+// L2 (1-2 MiB per core on the AVX-512 hosts) while the slabs pass, so a long prompt reads the
+// weights from memory once, not once per 8 tokens (a 5632 x 2048 Q8_0 matrix is 11 MiB).
+constexpr std::size_t k_l2_strip_bytes = 256 << 10;
+
+template <bool q8>
+void strips(const std::uint8_t* codes, const std::uint16_t* scales, std::int64_t blocks, int count, const Q8Panel& panel, int t0,
+            int nt, float* out, std::size_t out_stride) {
+  const std::size_t strip_bytes = std::size_t(blocks) * k_block_bytes<q8>;
+  const int per_block = int(std::max<std::size_t>(1, k_l2_strip_bytes / strip_bytes));
+  for (int s0 = 0; s0 < count; s0 += per_block)
+    for (int t = 0; t < nt; t += 8)
+      for (int s = s0; s < std::min(count, s0 + per_block); ++s)
+        strip_slab<q8>(codes + std::size_t(s) * strip_bytes, scales + std::size_t(s) * std::size_t(blocks) * k_x16_rows, blocks,
+                       panel, t0 + t, std::min(8, nt - t), out + std::size_t(t) * out_stride + std::size_t(s) * k_x16_rows, out_stride);
+}
+
 }  // namespace
 
-void strip_q4_0_x16_avx512vnni(const std::uint8_t* codes, const std::uint16_t* scales, std::int64_t blocks, int strips,
+void strip_q4_0_x16_avx512vnni(const std::uint8_t* codes, const std::uint16_t* scales, std::int64_t blocks, int count,
                                const Q8Panel& panel, int t0, int nt, float* out, std::size_t out_stride) {
-  for (int s = 0; s < strips; ++s) {
-    const std::uint8_t* c = codes + std::size_t(s) * x16_strip_code_bytes(blocks);
-    const std::uint16_t* sc = scales + std::size_t(s) * std::size_t(blocks) * k_x16_rows;
-    float* o = out + std::size_t(s) * k_x16_rows;
-    switch (nt) {
-      case 1: strip_n<1>(c, sc, blocks, panel, t0, o, out_stride); break;
-      case 2: strip_n<2>(c, sc, blocks, panel, t0, o, out_stride); break;
-      case 3: strip_n<3>(c, sc, blocks, panel, t0, o, out_stride); break;
-      case 4: strip_n<4>(c, sc, blocks, panel, t0, o, out_stride); break;
-      case 5: strip_n<5>(c, sc, blocks, panel, t0, o, out_stride); break;
-      case 6: strip_n<6>(c, sc, blocks, panel, t0, o, out_stride); break;
-      case 7: strip_n<7>(c, sc, blocks, panel, t0, o, out_stride); break;
-      default: strip_n<8>(c, sc, blocks, panel, t0, o, out_stride); break;
-    }
-  }
+  strips<false>(codes, scales, blocks, count, panel, t0, nt, out, out_stride);
+}
+void strip_q8_0_x16_avx512vnni(const std::uint8_t* codes, const std::uint16_t* scales, std::int64_t blocks, int count,
+                               const Q8Panel& panel, int t0, int nt, float* out, std::size_t out_stride) {
+  strips<true>(codes, scales, blocks, count, panel, t0, nt, out, out_stride);
 }
 
 }  // namespace trilemma::engine
