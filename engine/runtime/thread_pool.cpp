@@ -23,14 +23,26 @@ bool wait_briefly(Done done, int budget) {
 ThreadPool::ThreadPool(int threads) {
   if (threads <= 0) threads = int(std::max(1u, std::thread::hardware_concurrency()));
   // A system that will not start more threads (ulimit, memory) leaves a smaller pool, not an
-  // abort: work is divided among the threads there are (size()).
-  try {
-    for (int i = 1; i < threads; ++i) m_workers.emplace_back([this, i] { worker_loop(i); });
-  } catch (const std::system_error&) {
+  // abort: work is divided among the threads there are (size()). It refused at its limit, with
+  // the last stacks taking what address space was left, so the pool keeps half of what started
+  // and leaves the rest to the model's own allocations.
+  if (const int started = start_workers(threads); started < threads) {
+    stop_workers();
+    start_workers(std::max(1, started / 2));
   }
 }
 
-ThreadPool::~ThreadPool() {
+int ThreadPool::start_workers(int threads) {
+  // Workers start from the current generation: none is pending while the pool is built.
+  const std::uint64_t generation = m_generation.load();
+  try {
+    for (int i = 1; i < threads; ++i) m_workers.emplace_back([this, i, generation] { worker_loop(i, generation); });
+  } catch (const std::system_error&) {
+  }
+  return size();
+}
+
+void ThreadPool::stop_workers() {
   {
     std::lock_guard lock(m_mutex);
     m_stop = true;
@@ -38,7 +50,11 @@ ThreadPool::~ThreadPool() {
   }
   m_wake.notify_all();
   for (auto& t : m_workers) t.join();
+  m_workers.clear();
+  m_stop = false;
 }
+
+ThreadPool::~ThreadPool() { stop_workers(); }
 
 // Guided scheduling: each claim takes half of an even share of what remains (at least the
 // grain), so the first chunks are long contiguous runs (good for streaming weights from DRAM)
@@ -62,8 +78,7 @@ void ThreadPool::run_chunks(int thread) {
   }
 }
 
-void ThreadPool::worker_loop(int thread) {
-  std::uint64_t seen = 0;
+void ThreadPool::worker_loop(int thread, std::uint64_t seen) {
   for (;;) {
     const auto has_job = [&] { return m_generation.load(std::memory_order_acquire) != seen; };
     if (!wait_briefly(has_job, k_spin_before_yield + k_yield_before_sleep)) {

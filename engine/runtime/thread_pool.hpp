@@ -37,7 +37,10 @@ class ThreadPool {
   void parallel_for_indexed(std::int64_t n, std::int64_t grain, const IndexedFn& fn);
 
  private:
-  void worker_loop(int thread);
+  // Starts workers 1 .. threads - 1 (fewer when the system refuses one); returns size().
+  int start_workers(int threads);
+  void stop_workers();  // joins every worker; the pool is then the calling thread alone
+  void worker_loop(int thread, std::uint64_t seen_generation);
   void run_chunks(int thread);
 
   std::vector<std::thread> m_workers;

@@ -1,0 +1,136 @@
+#include "verify/points.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cstdlib>
+#include <fstream>
+
+#include "models/catalog.hpp"
+#include "types/weight_format.hpp"
+
+namespace trilemma::verify {
+namespace {
+
+// The shape stored in a llama2.c checkpoint header: 7 int32 (dim, hidden, layers, heads,
+// kv_heads, vocab (negative = untied), seq_len).
+std::optional<std::array<std::int32_t, 7>> llama2c_header(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::array<std::int32_t, 7> h{};
+  if (!in.read(reinterpret_cast<char*>(h.data()), sizeof h)) return std::nullopt;
+  return h;
+}
+
+// The resident share of the KV the engine allocates for an offload point (its cache: every
+// layer holds every position), in MiB.
+double kv_resident_mib(const models::Model& model, const DeploymentConfig& config, std::uint32_t positions) {
+  const double kv_bytes =
+      2.0 * model.shape.layers * model.shape.kv_dim() * bits_per_element(config.kv_type) / 8.0 * positions;
+  return kv_bytes * config.kv_resident_fraction / 1048576.0;
+}
+
+Result<RunPoint> make_point(const models::Model& model, const PointsRequest& request, WeightFormat weights,
+                            std::uint32_t prompt, DeploymentConfig config) {
+  TRILEMMA_TRY(engine_weights, engine_type_of(weights));
+  RunPoint p;
+  p.config = std::move(config);
+  p.config.weights = weights;
+  p.config.backend = Backend::cpu;
+  p.config.prompt = prompt;
+  p.config.context = prompt + request.decode_tokens + (p.config.speculative.on() ? p.config.speculative.draft_len : 0);
+  if (p.config.speculative.has_draft_weights()) {
+    TRILEMMA_TRY(draft_weights, engine_type_of(p.config.speculative.draft_weights));
+    p.draft_engine_weights = draft_weights;
+  }
+  if (p.config.kv_strategy == KvStrategy::offload) p.kv_resident_mib = kv_resident_mib(model, p.config, prompt + request.decode_tokens);
+  p.model_id = model.id;
+  if (!request.model_file.empty()) p.model_file = request.model_file;
+  if (!request.tokenizer.empty()) p.tokenizer_file = request.tokenizer;
+  p.engine_weights = engine_weights;
+  p.prompt_tokens = prompt;
+  p.decode_tokens = request.decode_tokens;
+  return p;
+}
+
+}  // namespace
+
+Result<TensorType> engine_type_of(WeightFormat f) {
+  if (info(f).engine_type) return *info(f).engine_type;
+  return make_error(ErrorKind::input, "weights", "",
+                    std::string(info(f).name) + " is not a format the engine runs (" + engine_weight_format_names() +
+                        "); plan with --weights q4_0 (or another) to verify");
+}
+
+Result<std::vector<RunPoint>> build_points(const models::Model& model, const PointsRequest& request) {
+  std::vector<RunPoint> points;
+  if (!request.grid) {
+    TRILEMMA_TRY(p, make_point(model, request, request.weights.value_or(WeightFormat::q4_0), request.prompt_tokens, request.base));
+    points.push_back(std::move(p));
+    return points;
+  }
+  for (auto w : {WeightFormat::f16, WeightFormat::q8_0, WeightFormat::q4_0})
+    for (auto kv : {TensorType::f16, TensorType::q8_0, TensorType::q4_0})
+      for (std::uint32_t ctx : request.contexts)
+        for (bool spec : {false, true}) {
+          DeploymentConfig c = request.base;
+          c.kv_type = kv;
+          c.kv_strategy = KvStrategy::contiguous;
+          if (spec) c.speculative = {DraftKind::self, "", w == WeightFormat::q4_0 ? WeightFormat::int3 : WeightFormat::q4_0, 0, 4};
+          const std::uint32_t total = std::min(ctx, model.shape.context);
+          if (total <= request.decode_tokens + 8) return make_error(ErrorKind::usage, "--contexts", "", "too small");
+          TRILEMMA_TRY(p, make_point(model, request, w, total - request.decode_tokens - (spec ? 4 : 0), c));
+          points.push_back(std::move(p));
+        }
+  return points;
+}
+
+Status check_model_file(const models::Model& m, const std::string& file) {
+  const auto& s = m.shape;
+  auto mismatch = [&](const std::string& what, std::uint64_t want, std::uint64_t got) -> Status {
+    return make_error(ErrorKind::input, file, what,
+                      "the file's " + what + " is " + std::to_string(got) + " but " + m.id + " has " + std::to_string(want));
+  };
+  if (file.ends_with(".gguf")) {
+    TRILEMMA_TRY(f, models::resolve_model(file));
+    if (f.shape.layers != s.layers) return mismatch("layers", s.layers, f.shape.layers);
+    if (f.shape.hidden != s.hidden) return mismatch("hidden", s.hidden, f.shape.hidden);
+    if (f.shape.kv_heads != s.kv_heads) return mismatch("kv_heads", s.kv_heads, f.shape.kv_heads);
+    if (f.shape.vocab != s.vocab) return mismatch("vocab", s.vocab, f.shape.vocab);
+    return Ok{};
+  }
+  const auto h = llama2c_header(file);
+  if (!h) return make_error(ErrorKind::input, file, "header", "not a GGUF file and too short for a llama2.c header");
+  if (std::uint32_t((*h)[0]) != s.hidden) return mismatch("hidden", s.hidden, std::uint32_t((*h)[0]));
+  if (std::uint32_t((*h)[2]) != s.layers) return mismatch("layers", s.layers, std::uint32_t((*h)[2]));
+  if (std::uint32_t((*h)[4]) != s.kv_heads) return mismatch("kv_heads", s.kv_heads, std::uint32_t((*h)[4]));
+  if (std::uint32_t(std::abs((*h)[5])) != s.vocab) return mismatch("vocab", s.vocab, std::uint32_t(std::abs((*h)[5])));
+  return Ok{};
+}
+
+Result<std::vector<PointReport>> check_points(const models::Model& model, const devices::Device& host,
+                                              const std::vector<RunPoint>& points, const std::vector<Measurement>& measured,
+                                              const Tolerances& tol) {
+  std::vector<PointReport> reports;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    PointReport r;
+    r.point = points[i];
+    r.measured = measured[i];
+    TRILEMMA_TRY(predicted, predict(model, host, r.point, r.measured.prompt_tokens, r.measured.acceptance));
+    r.predicted = std::move(predicted);
+    r.checks = compare(r.predicted, r.measured, tol);
+    reports.push_back(std::move(r));
+  }
+  return reports;
+}
+
+std::string calibration_label(const models::Model& model, const std::vector<PointReport>& reports, std::time_t when) {
+  std::string on = model.id + " (" + (reports.front().measured.synthetic ? "synthetic" : "real") + " weights), " +
+                   std::to_string(reports.size()) + " points, formats:";
+  std::vector<std::string> formats;
+  for (const auto& r : reports)
+    if (std::string name(info(r.point.engine_weights).name); std::find(formats.begin(), formats.end(), name) == formats.end())
+      formats.push_back(name);
+  for (const auto& name : formats) on += " " + name;
+  return on + ", unix time " + std::to_string(when);
+}
+
+}  // namespace trilemma::verify
