@@ -11,6 +11,7 @@ namespace {
 constexpr int k_rows_tokens = 48;
 // The pool hands out units of 16 rows, so every chunk of an x16 matrix is whole strips.
 constexpr std::int64_t k_unit_rows = k_x16_rows;
+std::int64_t units_of(std::int64_t rows) { return (rows + k_unit_rows - 1) / k_unit_rows; }
 }  // namespace
 
 void Matmul::run(const float* x, int n, std::int64_t cols, std::span<const MatmulJob> jobs) {
@@ -43,7 +44,7 @@ void Matmul::run(const float* x, int n, std::int64_t cols, std::span<const Matmu
     prepared.push_back({&w, job.y, select_dot(k, m_isa), x4 ? select_tile(k, m_isa) : nullptr, x16 ? select_strip(k, m_isa) : nullptr,
                         select_rows(k, m_isa), slot, total_units, w.row_bytes(), x4 ? x4_code_bytes(w.row_bytes(), w.cols / 32) : 0,
                         x4 ? w.x4_codes(0) : x16 ? w.x16_codes(0) : nullptr, x4 ? w.x4_scales(0) : x16 ? w.x16_scales(0) : nullptr});
-    total_units += (job.w->rows + k_unit_rows - 1) / k_unit_rows;
+    total_units += units_of(job.w->rows);
   }
   std::array<std::size_t, 2> act_row_bytes{};
   for (int s = 0; s < act_count; ++s) {
@@ -69,10 +70,8 @@ void Matmul::run(const float* x, int n, std::int64_t cols, std::span<const Matmu
   // units of 16 rows (a matrix's last unit may be short).
   m_pool.parallel_for(total_units, 1, [&](std::int64_t begin, std::int64_t end) {
     for (const Prepared& p : prepared) {  // the chunk's rows, job by job
-      const std::int64_t first_unit = std::max(begin, p.unit_begin) - p.unit_begin;
-      const std::int64_t first = first_unit * k_unit_rows;
-      const std::int64_t last = std::min((std::min(end, p.unit_begin + (p.w->rows + k_unit_rows - 1) / k_unit_rows) - p.unit_begin) * k_unit_rows,
-                                         p.w->rows);
+      const std::int64_t first = (std::max(begin, p.unit_begin) - p.unit_begin) * k_unit_rows;
+      const std::int64_t last = std::min((std::min(end, p.unit_begin + units_of(p.w->rows)) - p.unit_begin) * k_unit_rows, p.w->rows);
       const std::byte* act = m_act[p.act].data();
       const std::size_t stride = act_row_bytes[std::size_t(p.act)], rows = std::size_t(p.w->rows);
       if (first >= last) continue;

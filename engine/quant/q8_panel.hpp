@@ -9,8 +9,9 @@
 //   dy   [4]    float scales of the 4 blocks
 //   zero [4]    int32 -8 * (sum of block k's codes): the Q4_0 zero point of a whole block, for
 //               the x16 strips (x16_layout.hpp), whose lanes hold whole rows
-// 356 bytes per 128 activations; a kernel touches only what it uses (Q8_0: u8 + dy, Q4_0:
-// s8 + init + dy), which for 8 tokens of a 5632-wide row stays within L2.
+// 356 bytes per 128 activations; a kernel touches only what it uses (Q8_0: u8 + dy, Q4_0 tile:
+// s8 + init + dy, Q4_0 strip: s8 + zero + dy), which for 8 tokens of a 5632-wide row stays
+// within L2.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -30,7 +31,6 @@ struct Q8Panel {
   const std::uint8_t* u8_of(int t) const { return u8.data() + std::size_t(t) * std::size_t(groups) * 128; }
   const std::int32_t* init_of(int t) const { return init.data() + std::size_t(t) * std::size_t(groups) * 16; }
   const float* dy_of(int t) const { return dy.data() + std::size_t(t) * std::size_t(groups) * 4; }
-  const std::int32_t* zero_of(int t) const { return zero.data() + std::size_t(t) * std::size_t(groups) * 4; }
 };
 
 // Sizes the panel for `tokens` rows of `blocks` Q8_0 blocks. REQUIRES blocks % 4 == 0.

@@ -1,9 +1,9 @@
 // "x16" run-time layout of a Q4_0 or Q8_0 matrix for the AVX-512 VNNI strip kernel
 // (simd/avx512/strip_avx512vnni.cpp): rows in strips of 16, interleaved 4 codes at a time, so one
 // 64-byte load holds the same 4 codes (Q4_0: 4 + 4) of 16 rows and one vpdpbusd against a
-// broadcast 4-byte piece of the activation block advances 16 row dots at once. The int32 lanes then hold whole
-// rows, and a block's conversion to float and its scale cost one instruction each per 16 rows
-// (the x4 tile spends them per row: lanes hold 4 partial sums of 4 blocks of one row).
+// broadcast 4-byte piece of the activation block advances 16 row dots at once. The int32 lanes
+// then hold whole rows, and a block's conversion to float and its scale cost one instruction each
+// per 16 rows (the x4 tile spends them per row: lanes hold 4 partial sums of 4 blocks of one row).
 //   codes  Q4_0: [strips][blocks][4][16 rows][4 bytes]: zmm k of a block, lane r = row r's ggml
 //          bytes 4k..4k+3 (low nibbles: codes 4k..4k+3, high nibbles: codes 16+4k..16+4k+3)
 //          Q8_0: [strips][blocks][8][16 rows][4 bytes]: zmm k, lane r = row r's codes 4k..4k+3

@@ -126,11 +126,15 @@ Result<std::unique_ptr<verify::MeasurementSource>> source_of(const VerifyFlags& 
       std::make_unique<verify::EngineSource>(std::string(exe, std::size_t(n)), f.runs, eval_text));
 }
 
+// Progress is shown for engine runs, not a replay, and not under --quiet.
+bool shows_progress(const VerifyFlags& f) {
+  return f.replay.empty() && spdlog::default_logger_raw()->should_log(spdlog::level::info);
+}
+
 // A progress bar on a terminal, a log line per run otherwise, nothing under --quiet or a replay.
 // Runs go round the grid (every point once per round), so the label names the run in all.
 verify::MeasurementSource::Progress progress_of(const VerifyFlags& f, const std::vector<verify::RunPoint>& points) {
-  const bool show = f.replay.empty() && spdlog::default_logger_raw()->should_log(spdlog::level::info);
-  return [&points, show, tty = isatty(STDERR_FILENO) != 0](std::size_t done, std::size_t total, std::size_t i) {
+  return [&points, show = shows_progress(f), tty = isatty(STDERR_FILENO) != 0](std::size_t done, std::size_t total, std::size_t i) {
     if (!show) return;
     const auto& p = points[i];
     const std::string label = "run " + std::to_string(done + 1) + "/" + std::to_string(total) + ": " +
@@ -172,7 +176,7 @@ Result<verify::ReportInputs> verify_points(const VerifyFlags& f) {
   TRILEMMA_TRY(points, verify::build_points(model, target.request));
   TRILEMMA_TRY(source, source_of(f));
   TRILEMMA_TRY(measured, source->measure_all(points, progress_of(f, points)));
-  if (isatty(STDERR_FILENO) && f.replay.empty() && spdlog::default_logger_raw()->should_log(spdlog::level::info))
+  if (isatty(STDERR_FILENO) && shows_progress(f))
     std::cerr << "\r" << std::string(120, ' ') << "\r";
   verify::ReportInputs in{model.id, host, host.calibration.has_value(), f.tol, {}, {}, f.calibrate};
   TRILEMMA_TRY(reports, verify::check_points(model, host, points, measured, f.tol));
