@@ -19,6 +19,7 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <cstring>
 
 #include "engine/quant/kernels.hpp"
 #include "engine/quant/q8_panel.hpp"
@@ -64,11 +65,13 @@ __attribute__((always_inline)) inline void block_step(const std::uint8_t* codes,
   for (int j = 0; j < nt; ++j) {
     const std::size_t at = std::size_t(t0 + j) * std::size_t(panel.groups) + std::size_t(g);
     const std::size_t y_at = at * 128 + 16 * std::size_t(k);
-    const auto* y = reinterpret_cast<const std::int32_t*>(q8 ? static_cast<const void*>(&panel.u8[y_at]) : &panel.s8[y_at]);
+    const auto* y = static_cast<const std::uint8_t*>(q8 ? static_cast<const void*>(&panel.u8[y_at]) : &panel.s8[y_at]);
     __m512i sum = q8 ? init : _mm512_set1_epi32(panel.zero[at * 4 + std::size_t(k)]);
 #pragma GCC unroll 8
     for (int q = 0; q < 8; ++q) {
-      const __m512i yq = _mm512_set1_epi32(y[q < 4 ? q : 16 + q - 4]);
+      std::int32_t piece;  // bytes 4q..4q+3 of the block, through memcpy: the panel holds bytes
+      std::memcpy(&piece, y + (q < 4 ? 4 * q : 64 + 4 * (q - 4)), 4);
+      const __m512i yq = _mm512_set1_epi32(piece);
       sum = q8 ? _mm512_dpbusd_epi32(sum, yq, w[q]) : _mm512_dpbusd_epi32(sum, w[q], yq);
     }
     const __m512 s = _mm512_mul_ps(dx, _mm512_set1_ps(panel.dy[at * 4 + std::size_t(k)]));
