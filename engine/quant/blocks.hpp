@@ -56,6 +56,16 @@ struct BlockQ4K {
   std::uint8_t scales[12];
   std::uint8_t qs[k_qk_k / 2];
 };
+// Sub-block j's 6-bit scale and min of a Q4_K / Q5_K block (ggml's get_scale_min_k4).
+inline void k_scale_min(int j, const std::uint8_t* q, std::uint8_t& d, std::uint8_t& m) {
+  if (j < 4) {
+    d = q[j] & 63;
+    m = q[j + 4] & 63;
+  } else {
+    d = std::uint8_t((q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4));
+    m = std::uint8_t((q[j + 4] >> 4) | ((q[j - 0] >> 6) << 4));
+  }
+}
 // As Q4_K with a fifth bit: qh[l] bit 2p is element 64p + l's, bit 2p+1 is element 64p+32+l's.
 struct BlockQ5K {
   std::uint16_t d, dmin;

@@ -17,16 +17,6 @@ namespace {
 
 int nearest(float v) { return int(std::lround(v)); }
 
-void get_scale_min_k4(int j, const std::uint8_t* q, std::uint8_t& d, std::uint8_t& m) {
-  if (j < 4) {
-    d = q[j] & 63;
-    m = q[j + 4] & 63;
-  } else {
-    d = std::uint8_t((q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4));
-    m = std::uint8_t((q[j + 4] >> 4) | ((q[j - 0] >> 6) << 4));
-  }
-}
-
 // Q4_K / Q5_K: unpacked codes (0..15 or 0..31) and the 8 sub-block scales and mins.
 struct UnpackedK {
   std::uint8_t q[k_qk_k];
@@ -38,7 +28,7 @@ void unpack_k(const Block& b, UnpackedK& u) {
   const float d = fp16_to_fp32(b.d), dmin = fp16_to_fp32(b.dmin);
   for (int j = 0; j < 8; ++j) {
     std::uint8_t sc, m;
-    get_scale_min_k4(j, b.scales, sc, m);
+    k_scale_min(j, b.scales, sc, m);
     u.d[j] = d * sc;
     u.m[j] = dmin * m;
   }
@@ -120,7 +110,7 @@ void quantize_k(const float* x, void* out, std::int64_t n) {
     std::uint8_t q[k_qk_k];
     for (int j = 0; j < 8; ++j) {
       std::uint8_t sc, m;
-      get_scale_min_k4(j, blk.scales, sc, m);
+      k_scale_min(j, blk.scales, sc, m);
       const float dd = d * sc, dm = dmin * m;
       for (int l = 0; l < 32; ++l)
         q[32 * j + l] = dd != 0.0f ? std::uint8_t(std::clamp(nearest((x[32 * j + l] + dm) / dd), 0, levels)) : 0;

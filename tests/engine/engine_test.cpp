@@ -187,7 +187,7 @@ TEST_CASE("engine::generate: reports the kernel columns it used", "[engine]") {
   const Isa best = detect_isa();
   if (best == Isa::avx512vnni) CHECK(r->kernels == "avx512vnni");
   if (best == Isa::avx2) CHECK(r->kernels == "avx2");
-  o.weights = TensorType::q5_k;  // no SIMD column
+  o.weights = TensorType::q6_k;  // no SIMD column
   s.hidden = 256, s.head_dim = 64, s.ffn = 512;  // every row a multiple of 256: no f32 fallback
   o.synthetic_shape = s;
   r = generate(o, nullptr);

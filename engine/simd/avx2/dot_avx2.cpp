@@ -165,6 +165,38 @@ float dot_q5_1_q8_0_avx2(const void* w, const void* a, std::int64_t n) {
 }
 namespace {
 
+// Q4_K / Q5_K: each 32-code sub-block against one Q8_0 block, d * sc * sum(q y) - dmin * m *
+// sum(y), as the reference sums it. Codes are unsigned (0..15, 0..31), so maddubs takes them
+// against the signed activations without overflow.
+template <class Block>
+float dot_k_quant(const Block* b, const BlockQ8_0* y, std::int64_t blocks) {
+  const __m256i low4 = _mm256_set1_epi8(0x0F), ones8 = _mm256_set1_epi8(1);
+  __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+  for (std::int64_t i = 0; i < blocks; ++i) {
+    const float d = fp16(b[i].d), dmin = fp16(b[i].dmin);
+    __m256i qh;
+    if constexpr (sizeof(Block) == sizeof(BlockQ5K)) qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b[i].qh));
+    for (int p = 0; p < 4; ++p, y += 2) {
+      const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b[i].qs + 32 * p));
+      __m256i q[2] = {_mm256_and_si256(v, low4), _mm256_and_si256(_mm256_srli_epi16(v, 4), low4)};
+      if constexpr (sizeof(Block) == sizeof(BlockQ5K)) {
+        // Bit 2p of qh[l] is code 64p + l's fifth bit, bit 2p + 1 code 64p + 32 + l's.
+        q[0] = _mm256_or_si256(q[0], _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * p), ones8), 4));
+        q[1] = _mm256_or_si256(q[1], _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * p + 1), ones8), 4));
+      }
+      for (int h = 0; h < 2; ++h) {
+        std::uint8_t sc, m;
+        k_scale_min(2 * p + h, b[i].scales, sc, m);
+        const __m256i qy = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y[h].qs));
+        const float dy = fp16(y[h].d);
+        acc0 = _mm256_fmadd_ps(_mm256_set1_ps(dy * d * sc), _mm256_cvtepi32_ps(dot_u8(q[h], qy)), acc0);
+        acc1 = _mm256_fmadd_ps(_mm256_set1_ps(-dy * dmin * m), _mm256_cvtepi32_ps(dot_u8(ones8, qy)), acc1);
+      }
+    }
+  }
+  return hsum(_mm256_add_ps(acc0, acc1));
+}
+
 // Both halves of a tq block against two Q8_0 blocks; q[h] holds codes 32h..32h+31.
 void tq_accumulate(const __m256i q[2], float d, float m, const BlockQ8_0* y, __m256& acc) {
   const __m256i ones8 = _mm256_set1_epi8(1);
@@ -210,6 +242,13 @@ float dot_tq3_t_q8_0_avx2(const void* w, const void* a, std::int64_t n) {
     tq_accumulate(q, fp16(x[i].d), fp16(x[i].m), y, acc);
   }
   return hsum(acc);
+}
+
+float dot_q4_k_q8_0_avx2(const void* w, const void* a, std::int64_t n) {
+  return dot_k_quant(static_cast<const BlockQ4K*>(w), static_cast<const BlockQ8_0*>(a), n / k_qk_k);
+}
+float dot_q5_k_q8_0_avx2(const void* w, const void* a, std::int64_t n) {
+  return dot_k_quant(static_cast<const BlockQ5K*>(w), static_cast<const BlockQ8_0*>(a), n / k_qk_k);
 }
 
 }  // namespace trilemma::engine
