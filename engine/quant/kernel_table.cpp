@@ -54,7 +54,7 @@ constexpr std::array k_table = {
                   1e-5f, 0.085f},
     FormatKernels{T::q5_k, T::q8_0, quantize_row_q5_k, dequantize_row_q5_k, dot_q5_k_q8_0_ref, TRILEMMA_X86(dot_q5_k_q8_0_avx2), nullptr,
                   1e-5f, 0.042f},
-    FormatKernels{T::q6_k, T::q8_0, quantize_row_q6_k, dequantize_row_q6_k, dot_q6_k_q8_0_ref, nullptr, nullptr,
+    FormatKernels{T::q6_k, T::q8_0, quantize_row_q6_k, dequantize_row_q6_k, dot_q6_k_q8_0_ref, TRILEMMA_X86(dot_q6_k_q8_0_avx2), nullptr,
                   1e-5f, 0.021f},
     FormatKernels{T::iq4_nl, T::q8_0, quantize_row_iq4_nl, dequantize_row_iq4_nl, dot_iq4_nl_q8_0_ref,
                   TRILEMMA_X86(dot_iq4_nl_q8_0_avx2), TRILEMMA_NEON(dot_iq4_nl_q8_0_neon),

@@ -93,6 +93,7 @@ float dot_tq3_t_q8_0_avx2(const void* w, const void* a, std::int64_t n);
 float dot_tq2_t_q8_0_avx2(const void* w, const void* a, std::int64_t n);
 float dot_q4_k_q8_0_avx2(const void* w, const void* a, std::int64_t n);
 float dot_q5_k_q8_0_avx2(const void* w, const void* a, std::int64_t n);
+float dot_q6_k_q8_0_avx2(const void* w, const void* a, std::int64_t n);
 
 // engine/simd/avx512/tile_avx512vnni.cpp (AVX-512 F/BW/VL + VNNI; x86-64 builds only)
 void tile_q8_0_x4_avx512vnni(const std::uint8_t* codes, std::size_t code_stride, const std::uint16_t* scales,

@@ -197,6 +197,36 @@ float dot_k_quant(const Block* b, const BlockQ8_0* y, std::int64_t blocks) {
   return hsum(_mm256_add_ps(acc0, acc1));
 }
 
+// Q6_K: 6-bit codes c with value c - 32 and an int8 scale per 16 codes. Each 32-code piece
+// (one Q8_0 block) is rebuilt from its low-nibble and two-bit planes as in the reference's
+// unpack; the sign trick takes the signed codes through maddubs, and madd applies the two
+// scales of the piece (16 codes each) in the same step, so the integer sum per block is exact.
+float dot_q6_k(const BlockQ6K* b, const BlockQ8_0* y, std::int64_t blocks) {
+  const __m256i low4 = _mm256_set1_epi8(0x0F), low2 = _mm256_set1_epi8(3), bias = _mm256_set1_epi8(32);
+  __m256 acc = _mm256_setzero_ps();
+  for (std::int64_t i = 0; i < blocks; ++i) {
+    const float d = fp16(b[i].d);
+    for (int h = 0; h < 2; ++h) {
+      const __m256i l0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b[i].ql + 64 * h));
+      const __m256i l1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b[i].ql + 64 * h + 32));
+      const __m256i hb = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b[i].qh + 32 * h));
+      const __m256i lows[4] = {_mm256_and_si256(l0, low4), _mm256_and_si256(l1, low4),
+                               _mm256_and_si256(_mm256_srli_epi16(l0, 4), low4),
+                               _mm256_and_si256(_mm256_srli_epi16(l1, 4), low4)};
+      for (int k = 0; k < 4; ++k, ++y) {
+        const __m256i high = _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 2 * k), low2), 4);
+        const __m256i q = _mm256_sub_epi8(_mm256_or_si256(lows[k], high), bias);
+        const __m256i qy = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y->qs));
+        const __m256i pairs = _mm256_maddubs_epi16(_mm256_sign_epi8(q, q), _mm256_sign_epi8(qy, q));
+        const int t = 8 * h + 2 * k;
+        const __m256i scales = set_m128i(_mm_set1_epi16(b[i].scales[t + 1]), _mm_set1_epi16(b[i].scales[t]));
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(d * fp16(y->d)), _mm256_cvtepi32_ps(_mm256_madd_epi16(pairs, scales)), acc);
+      }
+    }
+  }
+  return hsum(acc);
+}
+
 // Both halves of a tq block against two Q8_0 blocks; q[h] holds codes 32h..32h+31.
 void tq_accumulate(const __m256i q[2], float d, float m, const BlockQ8_0* y, __m256& acc) {
   const __m256i ones8 = _mm256_set1_epi8(1);
@@ -249,6 +279,9 @@ float dot_q4_k_q8_0_avx2(const void* w, const void* a, std::int64_t n) {
 }
 float dot_q5_k_q8_0_avx2(const void* w, const void* a, std::int64_t n) {
   return dot_k_quant(static_cast<const BlockQ5K*>(w), static_cast<const BlockQ8_0*>(a), n / k_qk_k);
+}
+float dot_q6_k_q8_0_avx2(const void* w, const void* a, std::int64_t n) {
+  return dot_q6_k(static_cast<const BlockQ6K*>(w), static_cast<const BlockQ8_0*>(a), n / k_qk_k);
 }
 
 }  // namespace trilemma::engine
