@@ -35,6 +35,10 @@ const LossFigure* kv_loss_figure(TensorType kv_type);
 // report asks for it). `family` names the model's family in the basis ("" when unknown).
 AccuracyEstimate estimate_accuracy(const LossTraits& traits, const DeploymentConfig& config,
                                    std::vector<std::string>* basis, std::string_view family = {});
+// The same from another fit and points map (nullptr: the published fallback) than the
+// built-in ones: fidelity checks the printed figures with fits that never saw a family.
+AccuracyEstimate estimate_accuracy(const LossTraits& traits, const DeploymentConfig& config, const LossFit& fit,
+                                   const PointsMap* points);
 
 // Whether llama.cpp quantizes `weights` with an importance matrix at all (its k- and i-quants
 // and legacy formats), and whether the fitted model says it lowers their loss.

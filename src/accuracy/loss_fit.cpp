@@ -27,10 +27,6 @@ constexpr double k_llama3_8b_params = 8.03e9;
 constexpr double k_reference_params = 8e9;
 constexpr double k_reference_tokens = 15e12;  // Llama-3-8B
 
-// Below these a published figure is within rounding and run-to-run noise (llama.cpp's tables
-// print PPL to 4 digits; q8_0 rows measure +0.01-0.02%): a ratio says nothing there.
-constexpr double k_min_ppl_delta_pct = 0.05;
-constexpr double k_min_kld = 1e-4;
 
 // The knee of the KLD -> perplexity map is searched on a log grid from 1e-4 to 0.03 nats.
 constexpr double k_knee_min = 1e-4, k_knee_max = 0.03;
@@ -78,7 +74,7 @@ double weighted_quantile(std::vector<WeightedError> v, double q) {
 // Solves (X'X + diag(ridge)) w = X'y by Gaussian elimination with partial pivoting.
 std::vector<double> least_squares(const std::vector<std::vector<double>>& x, const std::vector<double>& y,
                                   const std::vector<double>& ridge) {
-  const std::size_t k = x.empty() ? 0 : x.front().size();
+  const std::size_t k = ridge.size();  // columns: with no rows at all, the ridge alone (all zero)
   std::vector<std::vector<double>> a(k, std::vector<double>(k + 1, 0.0));
   for (std::size_t r = 0; r < x.size(); ++r)
     for (std::size_t i = 0; i < k; ++i) {
@@ -226,13 +222,29 @@ LossFit fit_points(const std::vector<const LossObservation*>& train) {
   return fit;
 }
 
+}  // namespace
+
 bool is_qat(const measurements::LossRow& r) {
   std::string m = r.model;
   std::transform(m.begin(), m.end(), m.begin(), [](unsigned char c) { return char(std::tolower(c)); });
   return m.find("-qat-") != std::string::npos || r.notes.find("quantization-aware") != std::string::npos;
 }
 
-}  // namespace
+LossTraits row_traits(const measurements::LossRow& r, const std::vector<measurements::TrainingTokens>& tokens) {
+  LossTraits t;
+  if (!r.params_b) return t;
+  const double total = *r.params_b * 1e9;
+  t.effective_params = r.active_params_b ? std::sqrt(total * *r.active_params_b * 1e9) : total;
+  if (r.active_params_b) t.experts_ratio = *r.params_b / *r.active_params_b;
+  if (const auto d = measurements::training_tokens_of(tokens, r.family, *r.params_b))
+    t.training_tokens = d->tokens, t.tokens_imputed = d->imputed;
+  // Published file sizes (bpw) are not used: they mix in the embedding and classifier, whose
+  // share varies with the vocabulary; the fallback term is the blocks' bits (prepared.cpp).
+  // Unpublished: i-quants are made with an importance matrix (llama-quantize refuses the 1-2 bit
+  // ones without it, and the authors of these rows use one throughout); other formats are not.
+  t.imatrix = r.imatrix.value_or(format_family(r.format) == 2);
+  return t;
+}
 
 std::optional<double> reference_bits(std::string_view format) {
   for (const auto& r : k_reference_bits)
@@ -287,16 +299,7 @@ LossObservations loss_observations(const std::vector<measurements::LossRow>& row
       skip("loss below what the figure resolves (KLD < 1e-4, perplexity increase < 0.05%)");
       continue;
     }
-    const double total = *r.params_b * 1e9;
-    o.traits.effective_params = r.active_params_b ? std::sqrt(total * *r.active_params_b * 1e9) : total;
-    if (r.active_params_b) o.traits.experts_ratio = *r.params_b / *r.active_params_b;
-    if (const auto t = measurements::training_tokens_of(tokens, r.family, *r.params_b))
-      o.traits.training_tokens = t->tokens, o.traits.tokens_imputed = t->imputed;
-    // Published file sizes (bpw) are not used: they mix in the embedding and classifier, whose
-    // share varies with the vocabulary; the fallback term is the blocks' bits (prepared.cpp).
-    // Unpublished: i-quants are made with an importance matrix (llama-quantize refuses the 1-2 bit
-    // ones without it, and the authors of these rows use one throughout); other formats are not.
-    o.traits.imatrix = r.imatrix.value_or(format_family(r.format) == 2);
+    o.traits = row_traits(r, tokens);
     out.points.push_back(std::move(o));
   }
   return out;
@@ -319,6 +322,7 @@ LossFit fit_loss(const std::vector<LossObservation>& observations, std::string_v
   for (const auto& family : families) {
     std::vector<const LossObservation*> inner, held;
     for (const auto* o : train) (o->family != family ? inner : held).push_back(o);
+    if (inner.empty()) continue;  // one family: nothing to hold it out against
     const LossFit f = fit_points(inner);
     std::array<double, 2> rows{};
     for (const auto* o : held) rows[std::size_t(o->metric)] += 1;

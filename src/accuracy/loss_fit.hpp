@@ -35,6 +35,11 @@ namespace trilemma::accuracy {
 
 enum class LossMetric { kld, ppl_delta_pct };
 
+// Below these a published figure is within rounding and run-to-run noise (llama.cpp's tables
+// print PPL to 4 digits; q8_0 rows measure +0.01-0.02%): a ratio says nothing there.
+constexpr double k_min_ppl_delta_pct = 0.05;
+constexpr double k_min_kld = 1e-4;
+
 // What the loss depends on besides the format.
 struct LossTraits {
   double effective_params = 0;            // dense: all; MoE: sqrt(total x active)
@@ -69,6 +74,11 @@ struct LossObservations {
 // a post-training-quantized checkpoint, a mean KLD or perplexity increase large enough to resolve.
 LossObservations loss_observations(const std::vector<measurements::LossRow>& rows,
                                    const std::vector<measurements::TrainingTokens>& tokens);
+
+// Whether a published row measures a quantization-aware-trained checkpoint.
+bool is_qat(const measurements::LossRow& row);
+// The traits of the model a published row measured (default traits without a parameter count).
+LossTraits row_traits(const measurements::LossRow& row, const std::vector<measurements::TrainingTokens>& tokens);
 
 // llama.cpp's weight formats in three families of one design each: 0 legacy (q4_0, q5_1, q8_0:
 // one scale per 32-weight block), 1 k-quants (super-blocks with quantized scales), 2 i-quants

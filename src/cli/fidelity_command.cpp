@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <iostream>
+#include <numeric>
 
 #include "calibration/observations.hpp"
 #include "cli/json_output.hpp"
@@ -14,6 +15,7 @@
 #include "devices/device_db.hpp"
 #include "accuracy/kv_loss.hpp"
 #include "fidelity/accuracy_check.hpp"
+#include "fidelity/figure_check.hpp"
 #include "fidelity/cross_validation.hpp"
 #include "fidelity/fitted_file.hpp"
 #include "io/atomic_write.hpp"
@@ -154,41 +156,74 @@ void print_kv_table(const accuracy::KvLossTable& t) {
   for (const auto& [reason, n] : t.skipped) std::cout << "  left out: " << n << "  " << reason << "\n";
 }
 
-int run_accuracy_fidelity(const FidelityFlags& f) {
-  if (f.method != "lodo" && f.method != "priors")
-    return report_error(make_error(ErrorKind::usage, "--method", "", "expected lodo or priors, got '" + f.method + "'"));
-  auto rows = measurements::load_loss_rows(f.loss_data);
-  if (!rows.ok()) return report_error(rows.error());
-  auto tokens = measurements::load_training_tokens();
-  if (!tokens.ok()) return report_error(tokens.error());
-  const bool lofo = f.method == "lodo";
-  const auto report = fidelity::check_accuracy(
-      *rows, *tokens, lofo ? fidelity::AccuracyMethod::leave_one_family_out : fidelity::AccuracyMethod::priors);
-  const std::string method = lofo ? "leave one family out (the loss model refitted without each family)"
-                                  : "priors (the first model: Llama-3-8B figures scaled by size, not fitted)";
-  if (f.as_json) {
-    json out = {{"method", lofo ? "lofo" : "priors"}, {"rows", rows->size()}, {"compared", report.points.size()}, {"skipped", report.skipped}};
-    for (const auto& [m, s] : report.by_metric) {
-      out["metrics"][m] = summary_json(s);
-      for (const auto& [g, gs] : report.by_family.at(m)) out["metrics"][m]["families"][g] = summary_json(gs);
-      for (const auto& [g, gs] : report.by_imatrix.at(m)) out["metrics"][m]["imatrix"][g] = summary_json(gs);
-    }
-    if (f.fit) {
-      const auto fit = accuracy::fit_loss(report.observations.points);
-      out["fit"] = loss_fit_json(fit);
-      out["kv"] = kv_table_json(kv_table(*rows, fit));
-    }
-    if (f.points) {
-      out["points"] = json::array();
-      for (const auto& p : report.points)
-        out["points"].push_back({{"id", p.observation->row->id}, {"metric", p.metric}, {"measured", p.measured},
-                                 {"predicted", {p.predicted.low, p.predicted.mid, p.predicted.high}}, {"ratio", p.ratio()}});
-    }
-    std::cout << json_text(out) << "\n";
-    return k_exit_ok;
+json figures_json(const fidelity::PrintedReport& r, bool points) {
+  const auto summary = [](const fidelity::PrintedSummary& s, bool ratio) {
+    return json{{"points", s.points}, {ratio ? "median_ratio_error" : "median_abs_error_points", s.median_error},
+                {ratio ? "median_ratio" : "median_bias_points", s.median_bias}, {"inside_range", s.inside}};
+  };
+  json out = {{"skipped", r.skipped}};
+  for (const auto& [g, s] : r.perplexity_by_format) out["table_formats_ppl_delta_pct"][g] = summary(s, true);
+  for (const auto& [g, s] : r.points_by_benchmark) out["benchmark_points_lost"][g] = summary(s, false);
+  if (points) {
+    out["points"] = json::array();
+    for (const auto& p : r.points)
+      out["points"].push_back({{"id", p.row->id}, {"metric", p.row->metric}, {"format", std::string(info(p.format).name)},
+                               {"measured", p.measured}, {"predicted", {p.predicted.low, p.predicted.mid, p.predicted.high}}});
   }
-  std::cout << "accuracy fidelity, " << method << "\n";
-  std::cout << rows->size() << " published loss rows, " << report.points.size() << " compared; left out:\n";
+  return out;
+}
+
+void print_figures(const fidelity::PrintedReport& r, bool points) {
+  std::cout << "\nfigures the fitted rows do not check (held out by family as above; "
+            << std::accumulate(r.skipped.begin(), r.skipped.end(), std::size_t(0), [](std::size_t n, const auto& s) { return n + s.second; })
+            << " rows left out, --json lists why)\n";
+  std::cout << "\n" << pad("perplexity, table formats", 28) << pad("points", 8) << pad("|ratio|", 10) << pad("ratio", 10) << "inside\n";
+  for (const auto& [g, s] : r.perplexity_by_format)
+    std::cout << "  " << pad(g, 26) << pad(std::to_string(s.points), 8) << pad(fixed(s.median_error, 2) + "x", 10)
+              << pad(fixed(s.median_bias, 2) + "x", 10) << pct(s.inside) << "\n";
+  std::cout << "\n" << pad("benchmark points lost", 28) << pad("points", 8) << pad("|error|", 10) << pad("bias", 10) << "inside\n";
+  for (const auto& [g, s] : r.points_by_benchmark)
+    std::cout << "  " << pad(g, 26) << pad(std::to_string(s.points), 8) << pad(fixed(s.median_error, 2), 10)
+              << pad((s.median_bias >= 0 ? "+" : "") + fixed(s.median_bias, 2), 10) << pct(s.inside) << "\n";
+  if (!points) return;
+  std::cout << "\nfigure points (format: predicted mid / measured, range):\n";
+  for (const auto& p : r.points)
+    std::cout << "  " << pad(std::string(info(p.format).name), 7) << pad(p.row->metric, 22) << fixed(p.predicted.mid, 2) << " / "
+              << fixed(p.measured, 2) << "  [" << fixed(p.predicted.low, 2) << ", " << fixed(p.predicted.high, 2) << "]  "
+              << p.row->id << "\n";
+}
+
+json accuracy_json(const fidelity::AccuracyReport& report, const fidelity::PrintedReport& figures,
+                   const std::vector<measurements::LossRow>& rows, const FidelityFlags& f) {
+  json out = {{"method", f.method == "lodo" ? "lofo" : "priors"}, {"rows", rows.size()}, {"compared", report.points.size()},
+              {"skipped", report.skipped}};
+  for (const auto& [m, s] : report.by_metric) {
+    out["metrics"][m] = summary_json(s);
+    for (const auto& [g, gs] : report.by_family.at(m)) out["metrics"][m]["families"][g] = summary_json(gs);
+    for (const auto& [g, gs] : report.by_imatrix.at(m)) out["metrics"][m]["imatrix"][g] = summary_json(gs);
+  }
+  if (f.method == "lodo") out["figures"] = figures_json(figures, f.points);
+  if (f.fit) {
+    const auto fit = accuracy::fit_loss(report.observations.points);
+    out["fit"] = loss_fit_json(fit);
+    out["kv"] = kv_table_json(kv_table(rows, fit));
+  }
+  if (f.points) {
+    out["points"] = json::array();
+    for (const auto& p : report.points)
+      out["points"].push_back({{"id", p.observation->row->id}, {"metric", p.metric}, {"measured", p.measured},
+                               {"predicted", {p.predicted.low, p.predicted.mid, p.predicted.high}}, {"ratio", p.ratio()}});
+  }
+  return out;
+}
+
+void print_accuracy(const fidelity::AccuracyReport& report, const fidelity::PrintedReport& figures,
+                    const std::vector<measurements::LossRow>& rows, const FidelityFlags& f) {
+  std::cout << "accuracy fidelity, "
+            << (f.method == "lodo" ? "leave one family out (the loss model refitted without each family)"
+                                   : "priors (the first model: Llama-3-8B figures scaled by size, not fitted)")
+            << "\n";
+  std::cout << rows.size() << " published loss rows, " << report.points.size() << " compared; left out:\n";
   for (const auto& [reason, n] : report.skipped) std::cout << "  " << n << "  " << reason << "\n";
   std::cout << "\nratio = predicted / measured; inside = measurements within the predicted low-high range\n";
   for (const auto& [m, s] : report.by_metric) {
@@ -197,10 +232,11 @@ int run_accuracy_fidelity(const FidelityFlags& f) {
     for (const auto& [g, gs] : report.by_family.at(m)) print_summary(g, gs);
     for (const auto& [g, gs] : report.by_imatrix.at(m)) print_summary("imatrix " + g, gs);
   }
+  if (f.method == "lodo") print_figures(figures, f.points);
   if (f.fit) {
     const auto fit = accuracy::fit_loss(report.observations.points);
     print_loss_fit(fit);
-    print_kv_table(kv_table(*rows, fit));
+    print_kv_table(kv_table(rows, fit));
   }
   if (f.points) {
     std::cout << "\npoints (predicted mid / measured, range):\n";
@@ -208,6 +244,21 @@ int run_accuracy_fidelity(const FidelityFlags& f) {
       std::cout << "  " << pad(fixed(p.ratio(), 2) + "x", 9) << fixed(p.predicted.mid, 4) << " / " << fixed(p.measured, 4) << "  ["
                 << fixed(p.predicted.low, 4) << ", " << fixed(p.predicted.high, 4) << "]  " << p.observation->row->id << "\n";
   }
+}
+
+int run_accuracy_fidelity(const FidelityFlags& f) {
+  if (f.method != "lodo" && f.method != "priors")
+    return report_error(make_error(ErrorKind::usage, "--method", "", "expected lodo or priors, got '" + f.method + "'"));
+  auto rows = measurements::load_loss_rows(f.loss_data);
+  if (!rows.ok()) return report_error(rows.error());
+  auto tokens = measurements::load_training_tokens();
+  if (!tokens.ok()) return report_error(tokens.error());
+  const auto report = fidelity::check_accuracy(
+      *rows, *tokens, f.method == "lodo" ? fidelity::AccuracyMethod::leave_one_family_out : fidelity::AccuracyMethod::priors);
+  // The priors method has no points map or fit to hold out: the figures' check is leave-one-family-out only.
+  const auto figures = f.method == "lodo" ? fidelity::check_printed_figures(*rows, *tokens) : fidelity::PrintedReport{};
+  if (f.as_json) std::cout << json_text(accuracy_json(report, figures, *rows, f)) << "\n";
+  else print_accuracy(report, figures, *rows, f);
   return k_exit_ok;
 }
 

@@ -4,18 +4,12 @@
 #include <cmath>
 
 #include "accuracy/accuracy_model.hpp"
+#include "fidelity/median.hpp"
 #include "types/tensor_type.hpp"
 #include "types/weight_format.hpp"
 
 namespace trilemma::fidelity {
 namespace {
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 std::string metric_name(accuracy::LossMetric m) {
   return m == accuracy::LossMetric::kld ? "kld_mean" : "ppl_delta_pct";
@@ -54,6 +48,10 @@ AccuracyReport check_accuracy(const std::vector<measurements::LossRow>& rows,
     Range predicted;
     if (method == AccuracyMethod::leave_one_family_out) {
       const auto& fit = fits.at(o.family);
+      if (fit.points == 0) {
+        ++report.skipped["no other family in the data to predict the family from"];
+        continue;
+      }
       // Every observation's format has reference bits (loss_observations), so a fit predicts it:
       // from its own constant, or from its format family's line when only this family measured it.
       const double kld = *accuracy::predict_kld(fit, o.format, o.traits);

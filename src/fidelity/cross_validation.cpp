@@ -6,19 +6,13 @@
 #include <map>
 #include <thread>
 
+#include "fidelity/median.hpp"
 #include "solver/estimate.hpp"
 
 namespace trilemma::fidelity {
 namespace {
 
 using calibration::Figure;
-
-double median_of(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 // Nearest-rank percentile.
 double percentile(std::vector<double> v, double p) {
@@ -77,13 +71,13 @@ Report summarize(const calibration::ObservationSet& set, std::vector<PointResult
     for (const auto& d : r.devices) {
       if (d.errors[fi].empty()) continue;
       abs_medians.push_back(d.median_abs(f));
-      signed_medians.push_back(median_of(d.errors[fi]));
+      signed_medians.push_back(median(d.errors[fi]));
       s.points += int(d.errors[fi].size());
     }
     s.devices = int(abs_medians.size());
-    s.median = median_of(abs_medians);
+    s.median = median(abs_medians);
     s.p90 = percentile(abs_medians, 90);
-    s.bias = median_of(signed_medians);
+    s.bias = median(signed_medians);
   }
   r.points = std::move(points);
   return r;
@@ -103,7 +97,7 @@ std::string figure_name(Figure f) {
 double DeviceResult::median_abs(Figure f) const {
   std::vector<double> a;
   for (double e : errors[static_cast<std::size_t>(f)]) a.push_back(std::abs(e));
-  return median_of(a);
+  return median(a);
 }
 
 Report leave_one_device_out(const calibration::ObservationSet& set, const roofline::DeratingTables& priors,

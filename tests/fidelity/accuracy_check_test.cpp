@@ -88,3 +88,12 @@ TEST_CASE("fidelity::check_accuracy: leave one family out on the built-in loss d
   const auto priors = fidelity::check_accuracy(*rows, *tokens, fidelity::AccuracyMethod::priors);
   CHECK(priors.by_metric.at("ppl_delta_pct").median_ratio_error > ppl.median_ratio_error);
 }
+
+TEST_CASE("fidelity::check_accuracy: a dataset of one family has nothing to hold it out against", "[fidelity]") {
+  // A user's --loss-data with one family: every row is left out with the reason, no fit on no rows.
+  const std::vector<measurements::LossRow> rows = {row("a", 8, "q4_0", "kld_mean", 0.07), row("b", 8, "q2_k", "kld_mean", 0.4),
+                                                   row("c", 8, "q4_0", "ppl_delta_pct", 7)};
+  const auto report = fidelity::check_accuracy(rows, {}, fidelity::AccuracyMethod::leave_one_family_out);
+  CHECK(report.points.empty());
+  CHECK(report.skipped.at("no other family in the data to predict the family from") == rows.size());
+}
