@@ -160,108 +160,118 @@ Result<int> apply_cores(const std::string& spec, int threads) {
   return threads == 0 && !cpus->empty() ? int(cpus->size()) : threads;
 }
 
-int run_generate(const RunFlags& f) {
-  engine::GenerateOptions o;
-  if (auto s = set_source(o, f.model, f.synthetic, f.tokenizer, f.weights); !s.ok()) return report_error(s.error());
-  // Refuse up front what cannot fit: loading an 8B f32 model on a 16 GB machine ends with the
-  // kernel killing the process (issue 14).
-  if (const auto available = available_memory_bytes(); available && !f.force) {
-    const double need = weights_to_hold(o);
-    if (need > *available)
-      return report_error(make_error(ErrorKind::infeasible, f.synthetic.empty() ? f.model : f.synthetic, "memory",
-                                     "the weights alone need " + gib(need) + ", this machine has " + gib(*available) +
-                                         " available: pick smaller weights (--weights q4_0), or --force to try anyway"));
-  }
-  if (f.steps < 0 || f.threads < 0 || f.temperature < 0 || !(f.top_p > 0 && f.top_p <= 1))
-    return report_error(make_error(ErrorKind::usage, "", "", "--steps, --threads, --temperature must be >= 0 and --top-p in (0, 1]"));
-  auto threads = apply_cores(f.cores, f.threads);
-  if (!threads.ok()) return report_error(threads.error());
-  o.threads = *threads;
-  o.prompt = f.prompt;
-  o.steps = f.steps;
-  o.temperature = f.temperature;
-  o.top_p = f.top_p;
-  o.seed = f.seed;
-  o.force_scalar = f.scalar;
-  auto kv = f.kv.options();
-  if (!kv.ok()) return report_error(kv.error());
-  o.kv = *kv;
-  if (f.context < 0) return report_error(make_error(ErrorKind::usage, "--context", "", "must be >= 0"));
-  o.context = f.context;
+// Refuses up front what cannot fit: loading an 8B f32 model on a 16 GB machine ends with the
+// kernel killing the process (issue 14).
+Status check_weights_fit(const RunFlags& f, const engine::GenerateOptions& o) {
+  const auto available = available_memory_bytes();
+  if (!available || f.force) return Ok{};
+  const double need = weights_to_hold(o);
+  if (need <= *available) return Ok{};
+  return make_error(ErrorKind::infeasible, f.synthetic.empty() ? f.model : f.synthetic, "memory",
+                    "the weights alone need " + gib(need) + ", this machine has " + gib(*available) +
+                        " available: pick smaller weights (--weights q4_0), or --force to try anyway");
+}
+
+Status set_draft(engine::GenerateOptions& o, const RunFlags& f) {
   const auto draft = draft_kind_from_name(f.draft);
-  if (!draft) return report_error(make_error(ErrorKind::usage, "--draft", "", "expected none, model, self or layers"));
+  if (!draft) return make_error(ErrorKind::usage, "--draft", "", "expected none, model, self or layers");
   o.draft = *draft;
   if (!f.draft_model.empty()) {
-    auto d = resolve_source(f.draft_model, "");
-    if (!d.ok()) return report_error(d.error());
-    o.draft_model_path = d->path;
-    o.draft_synthetic_shape = d->shape;
+    TRILEMMA_TRY(d, resolve_source(f.draft_model, ""));
+    o.draft_model_path = d.path;
+    o.draft_synthetic_shape = d.shape;
   }
   if (!f.draft_tokenizer.empty()) o.draft_tokenizer_path = f.draft_tokenizer;
   if (!f.draft_weights.empty()) {
-    auto w = engine_weights(f.draft_weights);
-    if (!w.ok()) return report_error(w.error());
-    o.draft_weights = *w;
+    TRILEMMA_TRY(w, engine_weights(f.draft_weights));
+    o.draft_weights = w;
   }
   o.draft_layers = f.draft_layers;
   o.draft_len = f.draft_len;
+  return Ok{};
+}
+
+// The engine's options from `run`'s flags, every flag checked.
+Result<engine::GenerateOptions> generate_options(const RunFlags& f) {
+  engine::GenerateOptions o;
+  if (auto s = set_source(o, f.model, f.synthetic, f.tokenizer, f.weights); !s.ok()) return s.error();
+  if (auto s = check_weights_fit(f, o); !s.ok()) return s.error();
+  if (f.steps < 0 || f.threads < 0 || f.temperature < 0 || !(f.top_p > 0 && f.top_p <= 1))
+    return make_error(ErrorKind::usage, "", "", "--steps, --threads, --temperature must be >= 0 and --top-p in (0, 1]");
+  if (f.context < 0) return make_error(ErrorKind::usage, "--context", "", "must be >= 0");
+  TRILEMMA_TRY(threads, apply_cores(f.cores, f.threads));
+  TRILEMMA_TRY(kv, f.kv.options());
+  o.threads = threads, o.kv = kv, o.context = f.context;
+  o.prompt = f.prompt, o.steps = f.steps, o.temperature = f.temperature, o.top_p = f.top_p, o.seed = f.seed;
+  o.force_scalar = f.scalar;
   o.measure_baseline = f.baseline;
+  if (auto s = set_draft(o, f); !s.ok()) return s.error();
+  return o;
+}
+
+// The model and KV cache as given, so the report can be read back as a measurement
+// (`trilemma calibrate --from run.json`).
+json run_json(const RunFlags& f, const engine::GenerateOptions& o, const engine::GenerateReport& r) {
+  const auto optional = [](const std::optional<double>& v) { return v ? json(*v) : json(); };
+  return {{"schema", "trilemma.run"}, {"schema_version", 1}, {"model", f.synthetic.empty() ? f.model : f.synthetic},
+          {"kv_config", {{"format", std::string(info(o.kv.format).name)}, {"strategy", std::string(info(o.kv.strategy).name)},
+                         {"window", o.kv.window}, {"sinks", o.kv.sinks}, {"page_size", o.kv.page_size},
+                         {"resident_bytes", o.kv.resident_bytes}}},
+          {"synthetic", r.synthetic}, {"weights", r.weights},
+          {"fallbacks", r.fallbacks}, {"kernels", r.kernels}, {"threads", r.threads},
+          {"cores", devices::allowed_cores()}, {"prompt_tokens", r.prompt_tokens}, {"tokens", r.tokens}, {"text", r.text},
+          {"ttft_ms", r.ttft_ms}, {"prefill_tok_s", r.prefill_tok_s}, {"decode_tok_s", r.decode_tok_s},
+          {"weight_bytes", r.weight_bytes}, {"peak_rss_bytes", r.peak_rss_bytes}, {"kv", r.kv},
+          {"kv_allocated_bytes", r.kv_allocated_bytes}, {"kv_used_bytes", r.kv_used_bytes},
+          {"kv_spilled_bytes", r.kv_spilled_bytes}, {"kv_slow_read_bytes", r.kv_slow_read_bytes},
+          {"kv_slow_write_bytes", r.kv_slow_write_bytes},
+          {"memory", {{"weights", r.memory.weights}, {"draft_weights", r.memory.draft_weights},
+                      {"kv_resident", r.memory.kv_resident}, {"kv_spilled", r.memory.kv_spilled},
+                      {"scratch", r.memory.scratch}, {"runtime", r.memory.runtime},
+                      {"resident_total", r.memory.resident_total()}, {"peak_rss", r.memory.peak_rss}}},
+          {"draft", r.draft}, {"acceptance_rate", r.acceptance_rate}, {"tokens_per_pass", r.tokens_per_pass},
+          {"draft_cost_ratio", r.draft_cost_ratio}, {"baseline_decode_tok_s", optional(r.baseline_decode_tok_s)},
+          {"speculative_speedup", optional(r.speculative_speedup)}, {"predicted_speedup", optional(r.predicted_speedup)}};
+}
+
+// The run's summary on stderr (the generated text went to stdout).
+void print_run(const engine::GenerateReport& r) {
+  std::cerr << "---\n"
+            << (r.synthetic ? "synthetic weights (meaningless text; exact for memory traffic and speed)" : "real weights")
+            << ", " << r.weights << ", kernels " << r.kernels << ", " << r.threads << " threads\n"
+            << "prompt " << r.prompt_tokens.size() << " tokens, generated " << r.tokens.size() << "\n"
+            << "TTFT " << fixed(r.ttft_ms, 1) << " ms, prefill " << fixed(r.prefill_tok_s, 1) << " tok/s, decode "
+            << fixed(r.decode_tok_s, 1) << " tok/s\n"
+            << "weights " << gib(double(r.weight_bytes), 3) << ", peak resident " << gib(double(r.peak_rss_bytes), 3) << "\n"
+            << "KV " << r.kv << ": " << gib(double(r.kv_allocated_bytes), 3) << " allocated, "
+            << gib(double(r.kv_used_bytes), 3) << " used, " << gib(double(r.kv_spilled_bytes), 3) << " spilled\n"
+            << "memory: weights " << gib(double(r.memory.weights)) << " + draft " << gib(double(r.memory.draft_weights))
+            << " + KV " << gib(double(r.memory.kv_resident)) << " + scratch " << gib(double(r.memory.scratch))
+            << " + runtime " << gib(double(r.memory.runtime)) << " = " << gib(double(r.memory.resident_total()))
+            << " (measured peak " << gib(double(r.memory.peak_rss)) << ")\n";
+  if (!r.draft.empty() && r.draft != "none") {
+    std::cerr << "speculative " << r.draft << ": acceptance " << fixed(r.acceptance_rate, 3) << ", "
+              << fixed(r.tokens_per_pass, 2) << " tokens per target pass, draft cost ratio " << fixed(r.draft_cost_ratio, 3);
+    if (r.speculative_speedup)
+      std::cerr << ", speed-up x" << fixed(*r.speculative_speedup, 2) << " measured vs x"
+                << fixed(r.predicted_speedup.value_or(0), 2) << " by the formula";
+    std::cerr << "\n";
+  }
+  for (const auto& fb : r.fallbacks) warn("fallback: {}", fb);
+}
+
+int run_generate(const RunFlags& f) {
+  auto o = generate_options(f);
+  if (!o.ok()) return report_error(o.error());
   const bool stream = !f.as_json && !f.quiet;
   if (stream) std::cout << f.prompt << std::flush;
-  auto r = engine::generate(o, [&](std::string_view piece) {
+  auto r = engine::generate(*o, [&](std::string_view piece) {
     if (stream) std::cout << piece << std::flush;
   });
   if (stream) std::cout << "\n";
   if (!r.ok()) return report_error(r.error());
-  if (f.as_json) {
-    // The model and KV cache as given, so the report can be read back as a measurement
-    // (`trilemma calibrate --from run.json`).
-    json j = {{"schema", "trilemma.run"}, {"schema_version", 1}, {"model", f.synthetic.empty() ? f.model : f.synthetic},
-              {"kv_config", {{"format", std::string(info(o.kv.format).name)}, {"strategy", std::string(info(o.kv.strategy).name)},
-                             {"window", o.kv.window}, {"sinks", o.kv.sinks}, {"page_size", o.kv.page_size},
-                             {"resident_bytes", o.kv.resident_bytes}}},
-              {"synthetic", r->synthetic}, {"weights", r->weights},
-              {"fallbacks", r->fallbacks}, {"kernels", r->kernels}, {"threads", r->threads},
-              {"cores", devices::allowed_cores()}, {"prompt_tokens", r->prompt_tokens}, {"tokens", r->tokens}, {"text", r->text},
-              {"ttft_ms", r->ttft_ms}, {"prefill_tok_s", r->prefill_tok_s}, {"decode_tok_s", r->decode_tok_s},
-              {"weight_bytes", r->weight_bytes}, {"peak_rss_bytes", r->peak_rss_bytes}, {"kv", r->kv},
-              {"kv_allocated_bytes", r->kv_allocated_bytes}, {"kv_used_bytes", r->kv_used_bytes},
-              {"kv_spilled_bytes", r->kv_spilled_bytes}, {"kv_slow_read_bytes", r->kv_slow_read_bytes},
-              {"kv_slow_write_bytes", r->kv_slow_write_bytes},
-              {"memory", {{"weights", r->memory.weights}, {"draft_weights", r->memory.draft_weights},
-                          {"kv_resident", r->memory.kv_resident}, {"kv_spilled", r->memory.kv_spilled},
-                          {"scratch", r->memory.scratch}, {"runtime", r->memory.runtime},
-                          {"resident_total", r->memory.resident_total()}, {"peak_rss", r->memory.peak_rss}}},
-              {"draft", r->draft}, {"acceptance_rate", r->acceptance_rate}, {"tokens_per_pass", r->tokens_per_pass},
-              {"draft_cost_ratio", r->draft_cost_ratio},
-              {"baseline_decode_tok_s", r->baseline_decode_tok_s ? json(*r->baseline_decode_tok_s) : json()},
-              {"speculative_speedup", r->speculative_speedup ? json(*r->speculative_speedup) : json()},
-              {"predicted_speedup", r->predicted_speedup ? json(*r->predicted_speedup) : json()}};
-    std::cout << json_text(j) << "\n";
-    return k_exit_ok;
-  }
-  std::cerr << "---\n"
-            << (r->synthetic ? "synthetic weights (meaningless text; exact for memory traffic and speed)" : "real weights")
-            << ", " << r->weights << ", kernels " << r->kernels << ", " << r->threads << " threads\n"
-            << "prompt " << r->prompt_tokens.size() << " tokens, generated " << r->tokens.size() << "\n"
-            << "TTFT " << fixed(r->ttft_ms, 1) << " ms, prefill " << fixed(r->prefill_tok_s, 1) << " tok/s, decode "
-            << fixed(r->decode_tok_s, 1) << " tok/s\n"
-            << "weights " << gib(double(r->weight_bytes), 3) << ", peak resident " << gib(double(r->peak_rss_bytes), 3) << "\n"
-            << "KV " << r->kv << ": " << gib(double(r->kv_allocated_bytes), 3) << " allocated, "
-            << gib(double(r->kv_used_bytes), 3) << " used, " << gib(double(r->kv_spilled_bytes), 3) << " spilled\n"
-            << "memory: weights " << gib(double(r->memory.weights)) << " + draft " << gib(double(r->memory.draft_weights))
-            << " + KV " << gib(double(r->memory.kv_resident)) << " + scratch " << gib(double(r->memory.scratch))
-            << " + runtime " << gib(double(r->memory.runtime)) << " = " << gib(double(r->memory.resident_total()))
-            << " (measured peak " << gib(double(r->memory.peak_rss)) << ")\n";
-  if (!r->draft.empty() && r->draft != "none") {
-    std::cerr << "speculative " << r->draft << ": acceptance " << fixed(r->acceptance_rate, 3) << ", "
-              << fixed(r->tokens_per_pass, 2) << " tokens per target pass, draft cost ratio " << fixed(r->draft_cost_ratio, 3);
-    if (r->speculative_speedup)
-      std::cerr << ", speed-up x" << fixed(*r->speculative_speedup, 2) << " measured vs x"
-                << fixed(r->predicted_speedup.value_or(0), 2) << " by the formula";
-    std::cerr << "\n";
-  }
-  for (const auto& fb : r->fallbacks) warn("fallback: {}", fb);
+  if (f.as_json) std::cout << json_text(run_json(f, *o, *r)) << "\n";
+  else print_run(*r);
   return k_exit_ok;
 }
 
