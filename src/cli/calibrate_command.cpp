@@ -90,6 +90,84 @@ std::string fitted_text(const calibration::FitOptions& o) {
   return s;
 }
 
+// Results a calibration cannot use as they are: unmatched ones (unless skipped), or several runtimes.
+Status check_results(const verify::ResultFiles& r, bool skip_unmatched) {
+  if (!r.unmatched().empty() && !skip_unmatched)
+    return make_error(ErrorKind::input, r.files().front(), "",
+                      std::to_string(r.unmatched().size()) +
+                          " result(s) unmatched (listed above): name the model with --model, or leave them "
+                          "out with --skip-unmatched");
+  const auto runtimes = r.runtimes();
+  if (runtimes.size() > 1)
+    return make_error(ErrorKind::usage, "--from", "",
+                      "results from " + runtimes[0] + " and " + runtimes[1] +
+                          ": a device's calibration describes one runtime per backend; calibrate from one at a time");
+  return Ok{};
+}
+
+// What a calibration ran on, for the report and the profile: the point count has its own field
+// (calibration.points); this says what and when.
+std::string fitted_on(const verify::ResultFiles& r) {
+  const auto runtimes = r.runtimes();
+  return "calibrate: " + (runtimes.empty() ? std::string("results") : runtimes[0] + " results") + " from " +
+         std::to_string(r.files().size()) + " file" + (r.files().size() == 1 ? "" : "s") + ", " + today_utc();
+}
+
+// Everything a calibration's report shows.
+struct CalibrateOutcome {
+  const devices::Device& device;
+  const verify::ResultFiles& results;
+  const verify::DeviceCalibration& fitted;
+  std::string out, on;
+};
+
+json calibrate_json(const CalibrateOutcome& c, const verify::Tolerances& tol) {
+  json points = json::array();
+  for (const auto& k : c.fitted.checks)
+    points.push_back({{"label", k.point->label}, {"figure", k.point->figure}, {"measured", k.point->measured},
+                      {"tolerance", k.before.tolerance}, {"before", check_json(k.before)}, {"after", check_json(k.after)}});
+  json sums = json::array();
+  for (const auto& s : summarize(c.fitted.checks))
+    sums.push_back({{"figure", s.figure}, {"total", s.total}, {"within_before", s.within_before},
+                    {"within_after", s.within_after},
+                    {"median_abs_error_before", std::isfinite(s.median_before) ? json(s.median_before) : json()},
+                    {"median_abs_error_after", std::isfinite(s.median_after) ? json(s.median_after) : json()}});
+  const auto& o = c.fitted.options;
+  const auto runtimes = c.results.runtimes();
+  return {{"schema", "trilemma.calibrate"}, {"schema_version", 1}, {"device", c.device.id}, {"out", c.out},
+          {"files", c.results.files()}, {"runtime", runtimes.empty() ? "" : runtimes[0]}, {"fitted_on", c.on},
+          {"fit", {{"bandwidth_per_format", o.bandwidth_per_format}, {"compute_per_format", o.compute_per_format},
+                   {"decode_compute", o.decode_compute},
+                   {"attention", o.attention}, {"attention_per_kv", o.attention_per_kv}, {"overhead_per_layer", o.overhead_per_layer}}},
+          {"tolerances", {{"decode", tol.decode}, {"ttft", tol.ttft}, {"memory", tol.memory}}},
+          {"points", points}, {"summary", sums}, {"unmatched", c.results.unmatched()}, {"notes", c.results.notes()},
+          {"pass", c.fitted.pass()}};
+}
+
+void print_calibrate(const CalibrateOutcome& c) {
+  const auto runtimes = c.results.runtimes();
+  std::cout << "calibrate: " << c.device.name << " from " << c.results.points().size() << " measured figures ("
+            << (runtimes.empty() ? "" : runtimes[0]) << ")\n"
+            << "  fitted: " << fitted_text(c.fitted.options) << "\n\n"
+            << "  " << pad("figure", 16) << pad("measured", 12) << pad("before", 12) << pad("error", 10) << pad("after", 12)
+            << pad("error", 10) << "tolerance\n";
+  for (const auto& k : c.fitted.checks) {
+    const auto& p = *k.point;
+    std::cout << p.label << "\n  " << pad(p.figure, 16) << pad(value_text(p.figure, p.measured), 12)
+              << pad(value_text(p.figure, k.before.predicted), 12) << pad(error_text(k.before.rel_error), 10)
+              << pad(value_text(p.figure, k.after.predicted), 12) << pad(error_text(k.after.rel_error), 10) << "+-"
+              << fixed(100 * k.after.tolerance, 0) << "%  " << (k.after.pass ? "ok" : "OUT") << "\n";
+  }
+  std::cout << "\n";
+  for (const auto& s : summarize(c.fitted.checks))
+    std::cout << "  " << pad(s.figure, 16) << "before: " << s.within_before << "/" << s.total << " within, median |error| "
+              << fixed(100 * s.median_before, 1) << "%;  after: " << s.within_after << "/" << s.total
+              << " within, median |error| " << fixed(100 * s.median_after, 1) << "%\n";
+  std::cout << "\nprofile written to " << c.out << " (use it as --device " << c.out << ")\n"
+            << (c.fitted.pass() ? "all figures within tolerance after the fit" : "some figures stay out of tolerance after the fit")
+            << "\n";
+}
+
 int run_calibrate(const CalibrateFlags& f) {
   if (f.from.empty()) return report_error(make_error(ErrorKind::usage, "--from", "", "give at least one result file"));
   auto device = devices::resolve_device(f.device);
@@ -99,18 +177,8 @@ int run_calibrate(const CalibrateFlags& f) {
   const auto& r = **results;
   for (const auto& n : r.notes()) spdlog::info("note: {}", n);
   for (const auto& u : r.unmatched()) warn("unmatched: {}", u);
-  if (!r.unmatched().empty() && !f.skip_unmatched)
-    return report_error(make_error(ErrorKind::input, r.files().front(), "",
-                                   std::to_string(r.unmatched().size()) +
-                                       " result(s) unmatched (listed above): name the model with --model, or leave them "
-                                       "out with --skip-unmatched"));
-  const auto runtimes = r.runtimes();
-  if (runtimes.size() > 1)
-    return report_error(make_error(ErrorKind::usage, "--from", "",
-                                   "results from " + runtimes[0] + " and " + runtimes[1] +
-                                       ": a device's calibration describes one runtime per backend; calibrate from one at a time"));
-  // The point count has its own field (calibration.points); this says what and when.
-  std::string on = "calibrate: " + (runtimes.empty() ? std::string("results") : runtimes[0] + " results") + " from " + std::to_string(r.files().size()) + " file" + (r.files().size() == 1 ? "" : "s") + ", " + today_utc();
+  if (auto s = check_results(r, f.skip_unmatched); !s.ok()) return report_error(s.error());
+  const std::string on = fitted_on(r);
   auto fitted = verify::calibrate_device(*device, r, f.tol, on);
   if (!fitted.ok()) return report_error(fitted.error());
   const std::string out = !f.out.empty() ? f.out : f.device == "host" ? devices::host_profile_path() : device->id + "-calibrated.yaml";
@@ -118,52 +186,10 @@ int run_calibrate(const CalibrateFlags& f) {
   // raspberry-pi-5 in raspberry-pi-5-calibrated.yaml is device raspberry-pi-5-calibrated.
   fitted->device.id = std::filesystem::path(out).stem().string();
   if (auto w = io::write_file_atomically(out, devices::device_to_yaml(fitted->device)); !w.ok()) return report_error(w.error());
-  const bool pass = fitted->pass();
-  const auto summary = summarize(fitted->checks);
-
-  if (f.as_json) {
-    json points = json::array();
-    for (const auto& c : fitted->checks)
-      points.push_back({{"label", c.point->label}, {"figure", c.point->figure}, {"measured", c.point->measured},
-                        {"tolerance", c.before.tolerance}, {"before", check_json(c.before)}, {"after", check_json(c.after)}});
-    json sums = json::array();
-    for (const auto& s : summary)
-      sums.push_back({{"figure", s.figure}, {"total", s.total}, {"within_before", s.within_before},
-                      {"within_after", s.within_after},
-                      {"median_abs_error_before", std::isfinite(s.median_before) ? json(s.median_before) : json()},
-                      {"median_abs_error_after", std::isfinite(s.median_after) ? json(s.median_after) : json()}});
-    const auto& o = fitted->options;
-    std::cout << json_text(json{{"schema", "trilemma.calibrate"}, {"schema_version", 1}, {"device", device->id}, {"out", out},
-                      {"files", r.files()}, {"runtime", runtimes.empty() ? "" : runtimes[0]}, {"fitted_on", on},
-                      {"fit", {{"bandwidth_per_format", o.bandwidth_per_format}, {"compute_per_format", o.compute_per_format},
-                               {"decode_compute", o.decode_compute},
-                               {"attention", o.attention}, {"attention_per_kv", o.attention_per_kv}, {"overhead_per_layer", o.overhead_per_layer}}},
-                      {"tolerances", {{"decode", f.tol.decode}, {"ttft", f.tol.ttft}, {"memory", f.tol.memory}}},
-                      {"points", points}, {"summary", sums}, {"unmatched", r.unmatched()}, {"notes", r.notes()}, {"pass", pass}})
-              << "\n";
-  } else {
-    std::cout << "calibrate: " << device->name << " from " << r.points().size() << " measured figures ("
-              << (runtimes.empty() ? "" : runtimes[0]) << ")\n"
-              << "  fitted: " << fitted_text(fitted->options) << "\n\n"
-              << "  " << pad("figure", 16) << pad("measured", 12) << pad("before", 12) << pad("error", 10) << pad("after", 12)
-              << pad("error", 10) << "tolerance\n";
-    for (const auto& c : fitted->checks) {
-      const auto& p = *c.point;
-      std::cout << p.label << "\n  " << pad(p.figure, 16) << pad(value_text(p.figure, p.measured), 12)
-                << pad(value_text(p.figure, c.before.predicted), 12) << pad(error_text(c.before.rel_error), 10)
-                << pad(value_text(p.figure, c.after.predicted), 12) << pad(error_text(c.after.rel_error), 10) << "+-"
-                << fixed(100 * c.after.tolerance, 0) << "%  " << (c.after.pass ? "ok" : "OUT") << "\n";
-    }
-    std::cout << "\n";
-    for (const auto& s : summary)
-      std::cout << "  " << pad(s.figure, 16) << "before: " << s.within_before << "/" << s.total << " within, median |error| "
-                << fixed(100 * s.median_before, 1) << "%;  after: " << s.within_after << "/" << s.total
-                << " within, median |error| " << fixed(100 * s.median_after, 1) << "%\n";
-    std::cout << "\nprofile written to " << out << " (use it as --device " << out << ")\n"
-              << (pass ? "all figures within tolerance after the fit" : "some figures stay out of tolerance after the fit")
-              << "\n";
-  }
-  return pass ? k_exit_ok : k_exit_check_failed;
+  const CalibrateOutcome outcome{*device, r, *fitted, out, on};
+  if (f.as_json) std::cout << json_text(calibrate_json(outcome, f.tol)) << "\n";
+  else print_calibrate(outcome);
+  return fitted->pass() ? k_exit_ok : k_exit_check_failed;
 }
 
 }  // namespace
