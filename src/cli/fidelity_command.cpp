@@ -262,6 +262,51 @@ int run_accuracy_fidelity(const FidelityFlags& f) {
   return k_exit_ok;
 }
 
+// devices/fitted.yaml from the full cross-validation: the fitted tables with their ranges and
+// each device's calibration.
+Status write_fitted(const FidelityFlags& f, fidelity::GlobalFit& fitted, const calibration::ObservationSet& set,
+                    const fidelity::Report& report, std::size_t rows) {
+  if (f.method != "lodo" || !f.hold_out.empty())
+    return make_error(ErrorKind::usage, "--write", "", "needs the full cross-validation (--method lodo, no --hold-out)");
+  fidelity::set_ranges(fitted, set, report);
+  const std::string on = std::to_string(rows) + " published rows, " + std::to_string(set.observations().size()) +
+                         " observations on " + std::to_string(set.device_ids().size()) + " devices (data/measurements)";
+  const auto devices_fit = fidelity::fit_devices(set, fitted.tables, on);
+  if (auto w = io::write_file_atomically(f.write, fidelity::fitted_yaml(fitted, devices_fit, on)); !w.ok()) return w.error();
+  spdlog::info("fitted tables and {} device calibrations written to {}", devices_fit.size(), f.write);
+  return Ok{};
+}
+
+json speed_json(const FidelityFlags& f, const fidelity::Report& report, const calibration::ObservationSet& set,
+                const std::optional<fidelity::GlobalFit>& fitted, std::size_t rows) {
+  json out = report_json(report, set, f.points);
+  out["rows"] = rows;
+  out["observations"] = set.observations().size();
+  out["skipped"] = set.skipped_by_reason();
+  if (fitted) {
+    json values = json::array();
+    for (const auto& v : fitted->values) values.push_back({{"name", v.name}, {"value", v.value}, {"devices", v.devices}});
+    out["fitted"] = values;
+  }
+  return out;
+}
+
+void print_speed(const FidelityFlags& f, const fidelity::Report& report, const calibration::ObservationSet& set,
+                 const std::optional<fidelity::GlobalFit>& fitted, std::size_t rows) {
+  std::cout << rows << " published rows, " << set.observations().size() << " observations on "
+            << set.device_ids().size() << " devices; left out:\n";
+  for (const auto& [reason, n] : set.skipped_by_reason()) std::cout << "  " << n << "  " << reason << "\n";
+  if (f.skipped)
+    for (const auto& s : set.skipped()) std::cout << "    " << s << "\n";
+  std::cout << "\n";
+  print_report(report, set, f.points);
+  if (!fitted) return;
+  std::cout << "\nfitted on every device" << (f.hold_out.empty() ? "" : " but " + f.hold_out) << " ("
+            << fitted->values.size() << " values):\n";
+  for (const auto& v : fitted->values)
+    std::cout << "  " << pad(v.name, 44) << pad(fixed(v.value, 3), 10) << v.devices << " devices\n";
+}
+
 int run_fidelity(const FidelityFlags& f) {
   if (f.accuracy) return run_accuracy_fidelity(f);
   if (f.method != "lodo" && f.method != "priors")
@@ -278,7 +323,6 @@ int run_fidelity(const FidelityFlags& f) {
   auto tables = roofline::prior_derating_tables();
   if (!tables.ok()) return report_error(tables.error());
   const calibration::ObservationSet set(*rows, *devices, *models);
-
   const auto report = f.method == "lodo" ? fidelity::leave_one_device_out(set, **tables, f.threads, f.hold_out)
                                          : fidelity::with_tables(set, **tables);
   std::optional<fidelity::GlobalFit> fitted;
@@ -289,43 +333,10 @@ int run_fidelity(const FidelityFlags& f) {
       if (set.observations()[i].device != f.hold_out) use.push_back(i);
     fitted = fidelity::fit_tables(set, use, **tables);
   }
-  if (!f.write.empty()) {
-    if (f.method != "lodo" || !f.hold_out.empty())
-      return report_error(make_error(ErrorKind::usage, "--write", "", "needs the full cross-validation (--method lodo, no --hold-out)"));
-    fidelity::set_ranges(*fitted, set, report);
-    const std::string on = std::to_string(rows->size()) + " published rows, " + std::to_string(set.observations().size()) +
-                           " observations on " + std::to_string(set.device_ids().size()) + " devices (data/measurements)";
-    const auto devices_fit = fidelity::fit_devices(set, fitted->tables, on);
-    if (auto w = io::write_file_atomically(f.write, fidelity::fitted_yaml(*fitted, devices_fit, on)); !w.ok())
-      return report_error(w.error());
-    spdlog::info("fitted tables and {} device calibrations written to {}", devices_fit.size(), f.write);
-  }
-  if (f.as_json) {
-    json out = report_json(report, set, f.points);
-    out["rows"] = rows->size();
-    out["observations"] = set.observations().size();
-    out["skipped"] = set.skipped_by_reason();
-    if (fitted) {
-      json values = json::array();
-      for (const auto& v : fitted->values) values.push_back({{"name", v.name}, {"value", v.value}, {"devices", v.devices}});
-      out["fitted"] = values;
-    }
-    std::cout << json_text(out) << "\n";
-    return k_exit_ok;
-  }
-  std::cout << rows->size() << " published rows, " << set.observations().size() << " observations on "
-            << set.device_ids().size() << " devices; left out:\n";
-  for (const auto& [reason, n] : set.skipped_by_reason()) std::cout << "  " << n << "  " << reason << "\n";
-  if (f.skipped)
-    for (const auto& s : set.skipped()) std::cout << "    " << s << "\n";
-  std::cout << "\n";
-  print_report(report, set, f.points);
-  if (fitted) {
-    std::cout << "\nfitted on every device" << (f.hold_out.empty() ? "" : " but " + f.hold_out) << " ("
-              << fitted->values.size() << " values):\n";
-    for (const auto& v : fitted->values)
-      std::cout << "  " << pad(v.name, 44) << pad(fixed(v.value, 3), 10) << v.devices << " devices\n";
-  }
+  if (!f.write.empty())
+    if (auto w = write_fitted(f, *fitted, set, report, rows->size()); !w.ok()) return report_error(w.error());
+  if (f.as_json) std::cout << json_text(speed_json(f, report, set, fitted, rows->size())) << "\n";
+  else print_speed(f, report, set, fitted, rows->size());
   return k_exit_ok;
 }
 
