@@ -138,64 +138,74 @@ void print_report(const solver::PlanResult& r, const models::Model& m, const dev
   }
 }
 
-int run_plan(const PlanFlags& f) {
-  const emitters::EmitterInfo* emitter = nullptr;
-  if (!f.emit.empty()) {
-    emitter = emitters::find_emitter(f.emit);
-    if (!emitter)
-      return report_error(make_error(ErrorKind::usage, "--emit", "",
-                                     "unknown format '" + f.emit + "' (expected one of: " + emitters::emitter_names() + ")"));
-    if (f.out.empty()) return report_error(make_error(ErrorKind::usage, "--emit", "", "needs --out PATH"));
+// --emit's emitter (nullptr without --emit).
+Result<const emitters::EmitterInfo*> emitter_of(const PlanFlags& f) {
+  if (f.emit.empty()) return static_cast<const emitters::EmitterInfo*>(nullptr);
+  const auto* emitter = emitters::find_emitter(f.emit);
+  if (!emitter)
+    return make_error(ErrorKind::usage, "--emit", "", "unknown format '" + f.emit + "' (expected one of: " + emitters::emitter_names() + ")");
+  if (f.out.empty()) return make_error(ErrorKind::usage, "--emit", "", "needs --out PATH");
+  return emitter;
+}
+
+// The model, with the KL divergences the user measured (--measured-kl).
+Result<models::Model> model_of(const PlanFlags& f) {
+  TRILEMMA_TRY(model, models::resolve_model(f.model));
+  for (const auto& spec : f.measured_kl) {
+    TRILEMMA_TRY(measured, models::parse_measured_kl(spec));
+    model.measured_loss.push_back(std::move(measured));
   }
+  return model;
+}
+
+// The device, with --ram-gib in place of its memory.
+Result<devices::Device> device_of(const PlanFlags& f) {
+  TRILEMMA_TRY(device, devices::resolve_device(f.device));
+  if (f.ram_gib) {
+    if (!(*f.ram_gib > 0)) return make_error(ErrorKind::usage, "--ram-gib", "", "must be > 0");
+    device.ram_gib = *f.ram_gib;
+  }
+  return device;
+}
+
+// --out: the emitted deployment config (read back from the plan document, exactly as `emit
+// --plan` does), or the plan document itself without --emit.
+Status write_outputs(const PlanFlags& f, const emitters::EmitterInfo* emitter, const nlohmann::json& doc, bool chosen) {
+  if (emitter && chosen) {
+    TRILEMMA_TRY(parsed, solver::parse_plan_document(json_text(doc, -1), "plan"));
+    TRILEMMA_TRY(emission, emitter->emit(parsed));
+    if (auto w = emitters::write_emission(emission, f.out); !w.ok()) return w.error();
+    for (const auto& n : emission.not_expressed) warn("{}", emitters::describe(n));
+  } else if (!f.out.empty() && !emitter) {
+    if (auto w = io::write_file_atomically(f.out, json_text(doc) + "\n"); !w.ok()) return w.error();
+  }
+  return Ok{};
+}
+
+int run_plan(const PlanFlags& f) {
+  auto emitter = emitter_of(f);
+  if (!emitter.ok()) return report_error(emitter.error());
   auto pins = pins_from(f);
   if (!pins.ok()) return report_error(pins.error());
-  auto model = models::resolve_model(f.model);
+  auto model = model_of(f);
   if (!model.ok()) return report_error(model.error());
-  for (const auto& spec : f.measured_kl) {
-    auto measured = models::parse_measured_kl(spec);
-    if (!measured.ok()) return report_error(measured.error());
-    model->measured_loss.push_back(std::move(*measured));
-  }
-  auto device = devices::resolve_device(f.device);
+  auto device = device_of(f);
   if (!device.ok()) return report_error(device.error());
-  if (f.ram_gib) {
-    if (!(*f.ram_gib > 0)) return report_error(make_error(ErrorKind::usage, "--ram-gib", "", "must be > 0"));
-    device->ram_gib = *f.ram_gib;
-  }
   auto profile = solver::resolve_profile(f.scenario);
   if (!profile.ok()) return report_error(profile.error());
   auto catalog = models::builtin_models();
   if (!catalog.ok()) return report_error(catalog.error());
   if (pins->backend && !device->has_backend(*pins->backend))
     return report_error(make_error(ErrorKind::usage, "--backend", "", "device " + device->id + " has no '" + std::string(info(*pins->backend).name) + "' backend"));
-
   solver::PlanRequest req;
-  req.model = &*model;
-  req.device = &*device;
-  req.profile = *profile;
-  req.context = f.context;
-  req.prompt = f.prompt;
-  req.budgets.max_memory_gib = f.max_memory_gib;
-  req.budgets.min_decode_tok_s = f.min_tok_s;
-  req.budgets.max_ttft_ms = f.max_ttft_ms;
-  req.budgets.max_loss_points = f.max_loss_points;
-  req.pins = *pins;
-  req.catalog = &*catalog;
+  req.model = &*model, req.device = &*device, req.profile = *profile, req.context = f.context, req.prompt = f.prompt;
+  req.budgets.max_memory_gib = f.max_memory_gib, req.budgets.min_decode_tok_s = f.min_tok_s;
+  req.budgets.max_ttft_ms = f.max_ttft_ms, req.budgets.max_loss_points = f.max_loss_points;
+  req.pins = *pins, req.catalog = &*catalog;
   auto result = solver::plan(req);
   if (!result.ok()) return report_error(result.error());
   const auto doc = solver::plan_to_json(*result, *model, *device, *profile);
-  if (emitter && result->chosen) {
-    // The emitters read the plan document back, exactly as `emit --plan` does.
-    auto parsed = solver::parse_plan_document(json_text(doc, -1), "plan");
-    if (!parsed.ok()) return report_error(parsed.error());
-    auto emission = emitter->emit(*parsed);
-    if (!emission.ok()) return report_error(emission.error());
-    auto written = emitters::write_emission(*emission, f.out);
-    if (!written.ok()) return report_error(written.error());
-    for (const auto& n : emission->not_expressed) warn("{}", emitters::describe(n));
-  } else if (!f.out.empty() && !emitter) {
-    if (auto w = io::write_file_atomically(f.out, json_text(doc) + "\n"); !w.ok()) return report_error(w.error());
-  }
+  if (auto w = write_outputs(f, *emitter, doc, result->chosen.has_value()); !w.ok()) return report_error(w.error());
   if (f.as_json) std::cout << json_text(doc) << "\n";
   else print_report(*result, *model, *device, *profile, f.front);
   return result->chosen ? k_exit_ok : k_exit_infeasible;

@@ -22,11 +22,19 @@ struct PublishedFormat {
   std::string_view name;
   WeightFormat planner;
 };
+// "-pc": one scale per output channel (no groups), as NPU converters often quantize.
 constexpr std::array k_published_formats = {
-    PublishedFormat{"w4a16", WeightFormat::w4a16},    PublishedFormat{"gptq-int4", WeightFormat::w4a16},
-    PublishedFormat{"awq-int4", WeightFormat::w4a16}, PublishedFormat{"rtn-int4", WeightFormat::w4a16},
-    PublishedFormat{"w8a16", WeightFormat::w8a16},    PublishedFormat{"gptq-int8", WeightFormat::w8a16},
-    PublishedFormat{"rtn-int8", WeightFormat::w8a16}, PublishedFormat{"w8a8", WeightFormat::w8a8},
+    PublishedFormat{"w4a16", WeightFormat::w4a16},
+    PublishedFormat{"gptq-int4", WeightFormat::w4a16},
+    PublishedFormat{"awq-int4", WeightFormat::w4a16},
+    PublishedFormat{"rtn-int4", WeightFormat::w4a16},
+    PublishedFormat{"rtn-int4-pc", WeightFormat::w4a16},
+    PublishedFormat{"autoround-int4-g128", WeightFormat::w4a16},
+    PublishedFormat{"w8a16", WeightFormat::w8a16},
+    PublishedFormat{"gptq-int8", WeightFormat::w8a16},
+    PublishedFormat{"rtn-int8", WeightFormat::w8a16},
+    PublishedFormat{"rtn-int8-pc", WeightFormat::w8a16},
+    PublishedFormat{"w8a8", WeightFormat::w8a8},
     PublishedFormat{"w8a8-smoothquant", WeightFormat::w8a8},
 };
 
