@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <iostream>
+#include <optional>
 
 #include "cli/commands.hpp"
 #include "cli/completion.hpp"
@@ -31,21 +32,10 @@ int report_error(const Error& error) {
   return exit_code_for(error.kind);
 }
 
-int run(int argc, char** argv) {
-  // `host` probes on first use; progress goes to stderr so stdout stays machine-readable.
-  devices::set_host_prober([] {
-    spdlog::info("probing this machine (first use of `host`; cached in {})", devices::host_profile_path());
-    return devices::probe_host(engine_measurer(), [](const std::string& step) { spdlog::info("  probe: {}", step); });
-  });
-  CLI::App app{"trilemma: plan, configure and verify on-device LLM deployments"};
-  app.set_version_flag("--version", "trilemma 0.1.0");
-  app.require_subcommand(1);
-  // Global, before or after the command (fallthrough): how much goes to stderr (cli/log.hpp).
-  bool verbose = false, quiet = false;
-  app.add_flag("-v,--verbose", verbose, "also print debug diagnostics on stderr");
-  app.add_flag("-q,--quiet", quiet, "print only errors on stderr (no progress, no warnings)");
-  app.fallthrough();
-  Handler handler;
+namespace {
+
+// Every command, in the order --help lists them.
+void add_commands(CLI::App& app, Handler& handler) {
   add_devices_command(app, handler);
   add_models_command(app, handler);
   add_plan_command(app, handler);
@@ -56,6 +46,10 @@ int run(int argc, char** argv) {
   add_fidelity_command(app, handler);
   add_calibrate_command(app, handler);
   add_completion_command(app, handler);  // last: it lists the commands above
+}
+
+// The exit code when parsing ends the run (help, version, a usage error), nullopt to go on.
+std::optional<int> parse(CLI::App& app, int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -71,9 +65,11 @@ int run(int argc, char** argv) {
     std::cerr << "trilemma: error: " << (unknown ? *unknown : std::string(e.what())) << "\n(see `trilemma --help`)\n";
     return k_exit_usage;
   }
-  if (!handler) return k_exit_usage;
-  if (!configure_logging(verbose, quiet))
-    std::cerr << "trilemma: warning: TRILEMMA_LOG must be debug, info, warn or error; using info\n";
+  return std::nullopt;
+}
+
+// Runs the chosen command; what escapes it becomes an exit code, never a crash.
+int run_command(const Handler& handler) {
   try {
     const int code = handler();
     // A report nobody received is a failure (`plan --json > /dev/full`): stdout is buffered,
@@ -91,6 +87,31 @@ int run(int argc, char** argv) {
     std::cerr << "trilemma: internal error: " << e.what() << "\n";
     return k_exit_internal;
   }
+}
+
+}  // namespace
+
+int run(int argc, char** argv) {
+  // `host` probes on first use; progress goes to stderr so stdout stays machine-readable.
+  devices::set_host_prober([] {
+    spdlog::info("probing this machine (first use of `host`; cached in {})", devices::host_profile_path());
+    return devices::probe_host(engine_measurer(), [](const std::string& step) { spdlog::info("  probe: {}", step); });
+  });
+  CLI::App app{"trilemma: plan, configure and verify on-device LLM deployments"};
+  app.set_version_flag("--version", "trilemma 0.1.0");
+  app.require_subcommand(1);
+  // Global, before or after the command (fallthrough): how much goes to stderr (cli/log.hpp).
+  bool verbose = false, quiet = false;
+  app.add_flag("-v,--verbose", verbose, "also print debug diagnostics on stderr");
+  app.add_flag("-q,--quiet", quiet, "print only errors on stderr (no progress, no warnings)");
+  app.fallthrough();
+  Handler handler;
+  add_commands(app, handler);
+  if (const auto code = parse(app, argc, argv)) return *code;
+  if (!handler) return k_exit_usage;
+  if (!configure_logging(verbose, quiet))
+    std::cerr << "trilemma: warning: TRILEMMA_LOG must be debug, info, warn or error; using info\n";
+  return run_command(handler);
 }
 
 }  // namespace trilemma::cli

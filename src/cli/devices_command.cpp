@@ -137,6 +137,48 @@ int list(bool as_json) {
   return k_exit_ok;
 }
 
+// Memory, bandwidth, cores, accelerators and peaks: what the roofline reads.
+void print_hardware(const devices::Device& d) {
+  std::cout << d.name << " (" << d.id << ", " << d.device_class << ")\n"
+            << "  memory     " << fixed(d.ram_gib, 1) << " GiB " << d.memory_type << ", usable "
+            << fixed(devices::usable_memory_gib(d), 2) << " GiB, " << (d.unified_memory ? "unified" : "dedicated") << "\n"
+            << "  bandwidth  " << fixed(d.peak_bandwidth_gbps, 1) << " GB/s (" << d.bandwidth_basis << ")"
+            << (d.cpu_read_gbps && d.cpu_read_kind ? "; CPU cores measured " + fixed(*d.cpu_read_gbps, 2) + " GB/s (" +
+                                                         std::string(info(*d.cpu_read_kind).name) + ")"
+                                                   : std::string())
+            << "\n"
+            << "  cpu        " << d.isa << ", " << d.total_cores() << " cores, peak " << fixed(d.cpu_peak_gflops(), 0) << " GFLOP/s FP32\n";
+  for (const auto& c : d.clusters)
+    std::cout << "             " << c.cores << " x " << c.core << " @ " << fixed(c.clock_ghz, 2) << " GHz (" << c.kind << ")\n";
+  if (!d.gpu_name.empty())
+    std::cout << "  gpu        " << d.gpu_name << (d.gpu_fp32_tflops ? ", " + fixed(*d.gpu_fp32_tflops, 1) + " TFLOPS FP32" : "") << "\n";
+  if (d.npu_int8_tops) std::cout << "  npu        " << fixed(*d.npu_int8_tops, 0) << " TOPS (" << d.npu_note << ")\n";
+  std::cout << "  peaks      ";
+  for (const auto& p : compute_paths())
+    if (auto g = d.peak_gops(p.path)) std::cout << p.name << " " << fixed(*g, 0) << "  ";
+  std::cout << "(G(FL)OP/s, all cores)\n";
+}
+
+// The device's calibration block (verify --calibrate, calibrate, fidelity --write).
+void print_calibration(const devices::Calibration& c) {
+  std::cout << "  calibrated " << c.fitted_on;
+  if (c.points) std::cout << ", " << *c.points << " points";
+  if (c.error_before && c.error_after)
+    std::cout << ", median error " << fixed(*c.error_before * 100, 1) << "% -> " << fixed(*c.error_after * 100, 1) << "%";
+  std::cout << "\n";
+  for (const auto& b : c.backends) {
+    std::cout << "             " << b.backend << ":";
+    for (const auto& [k, v] : b.bandwidth_fraction) std::cout << " bandwidth[" << k << "] " << fixed(v, 3);
+    for (const auto& [k, v] : b.compute_fraction) std::cout << " compute[" << k << "] " << fixed(v, 3);
+    for (const auto& [k, v] : b.decode_compute_fraction) std::cout << " decode_compute[" << k << "] " << fixed(v, 3);
+    for (const auto& [k, v] : b.attention_fraction) std::cout << " attention[" << k << "] " << fixed(v, 3);
+    if (b.overhead_ms) std::cout << " overhead " << fixed(*b.overhead_ms, 2) << " ms";
+    if (b.overhead_us_per_layer) std::cout << " overhead " << fixed(*b.overhead_us_per_layer, 0) << " us/layer";
+    if (b.runtime_mib) std::cout << " runtime " << fixed(*b.runtime_mib, 0) << " MiB";
+    std::cout << "\n";
+  }
+}
+
 int show(const std::string& id, bool as_json) {
   auto d = devices::resolve_device(id);
   if (!d.ok()) return report_error(d.error());
@@ -144,44 +186,9 @@ int show(const std::string& id, bool as_json) {
     std::cout << json_text(device_json(*d)) << "\n";
     return k_exit_ok;
   }
-  std::cout << d->name << " (" << d->id << ", " << d->device_class << ")\n"
-            << "  memory     " << fixed(d->ram_gib, 1) << " GiB " << d->memory_type << ", usable "
-            << fixed(devices::usable_memory_gib(*d), 2) << " GiB, " << (d->unified_memory ? "unified" : "dedicated") << "\n"
-            << "  bandwidth  " << fixed(d->peak_bandwidth_gbps, 1) << " GB/s (" << d->bandwidth_basis << ")"
-            << (d->cpu_read_gbps && d->cpu_read_kind ? "; CPU cores measured " + fixed(*d->cpu_read_gbps, 2) + " GB/s (" +
-                                                           std::string(info(*d->cpu_read_kind).name) + ")"
-                                                     : std::string())
-            << "\n"
-            << "  cpu        " << d->isa << ", " << d->total_cores() << " cores, peak " << fixed(d->cpu_peak_gflops(), 0) << " GFLOP/s FP32\n";
-  for (const auto& c : d->clusters)
-    std::cout << "             " << c.cores << " x " << c.core << " @ " << fixed(c.clock_ghz, 2) << " GHz (" << c.kind << ")\n";
-  if (!d->gpu_name.empty())
-    std::cout << "  gpu        " << d->gpu_name << (d->gpu_fp32_tflops ? ", " + fixed(*d->gpu_fp32_tflops, 1) + " TFLOPS FP32" : "") << "\n";
-  if (d->npu_int8_tops) std::cout << "  npu        " << fixed(*d->npu_int8_tops, 0) << " TOPS (" << d->npu_note << ")\n";
-  std::cout << "  peaks      ";
-  for (const auto& p : compute_paths())
-    if (auto g = d->peak_gops(p.path)) std::cout << p.name << " " << fixed(*g, 0) << "  ";
-  std::cout << "(G(FL)OP/s, all cores)\n";
+  print_hardware(*d);
   if (d->probe) print_probe(*d, *d->probe);
-  if (d->calibration) {
-    const auto& c = *d->calibration;
-    std::cout << "  calibrated " << c.fitted_on;
-    if (c.points) std::cout << ", " << *c.points << " points";
-    if (c.error_before && c.error_after)
-      std::cout << ", median error " << fixed(*c.error_before * 100, 1) << "% -> " << fixed(*c.error_after * 100, 1) << "%";
-    std::cout << "\n";
-    for (const auto& b : c.backends) {
-      std::cout << "             " << b.backend << ":";
-      for (const auto& [k, v] : b.bandwidth_fraction) std::cout << " bandwidth[" << k << "] " << fixed(v, 3);
-      for (const auto& [k, v] : b.compute_fraction) std::cout << " compute[" << k << "] " << fixed(v, 3);
-      for (const auto& [k, v] : b.decode_compute_fraction) std::cout << " decode_compute[" << k << "] " << fixed(v, 3);
-      for (const auto& [k, v] : b.attention_fraction) std::cout << " attention[" << k << "] " << fixed(v, 3);
-      if (b.overhead_ms) std::cout << " overhead " << fixed(*b.overhead_ms, 2) << " ms";
-      if (b.overhead_us_per_layer) std::cout << " overhead " << fixed(*b.overhead_us_per_layer, 0) << " us/layer";
-      if (b.runtime_mib) std::cout << " runtime " << fixed(*b.runtime_mib, 0) << " MiB";
-      std::cout << "\n";
-    }
-  }
+  if (d->calibration) print_calibration(*d->calibration);
   if (d->tdp_w) std::cout << "  power      " << fixed(*d->tdp_w, 0) << " W " << d->power_envelope << "\n";
   std::cout << "  backends   ";
   for (const auto& b : d->backends) std::cout << b << " ";

@@ -57,55 +57,63 @@ struct GateFlags {
   bool verify = false, github = false, as_json = false;
 };
 
-int run_gate(const GateFlags& f) {
-  if (!(f.margin_pct >= 0)) return report_error(make_error(ErrorKind::usage, "--margin-pct", "", "must be >= 0"));
-  auto budgets = gate::load_budgets(f.budgets);
-  if (!budgets.ok()) return report_error(budgets.error());
+// The models to gate, the one given with --measured-kl carrying its measurements.
+Result<std::vector<models::Model>> gated_models(const GateFlags& f) {
   std::vector<models::Model> models;
   for (const auto& m : f.models) {
-    auto model = models::resolve_model(m);
-    if (!model.ok()) return report_error(model.error());
-    models.push_back(std::move(*model));
+    TRILEMMA_TRY(model, models::resolve_model(m));
+    models.push_back(std::move(model));
   }
   if (!f.measured_kl.empty() && models.size() != 1)
-    return report_error(make_error(ErrorKind::usage, "--measured-kl", "", "calibrates one model: gate one --model at a time with it"));
+    return make_error(ErrorKind::usage, "--measured-kl", "", "calibrates one model: gate one --model at a time with it");
   for (const auto& spec : f.measured_kl) {
-    auto measured = models::parse_measured_kl(spec);
-    if (!measured.ok()) return report_error(measured.error());
-    models.front().measured_loss.push_back(std::move(*measured));
+    TRILEMMA_TRY(measured, models::parse_measured_kl(spec));
+    models.front().measured_loss.push_back(std::move(measured));
   }
-  auto catalog = models::builtin_models();
-  if (!catalog.ok()) return report_error(catalog.error());
+  return models;
+}
 
+// Every model against every budget (measured on this machine for `host` budgets with --verify),
+// then compared with --baseline.
+Result<gate::Report> gate_report(const GateFlags& f, const std::vector<models::Model>& models, const gate::BudgetFile& budgets) {
+  TRILEMMA_TRY(catalog, models::builtin_models());
   gate::Report report;
   report.budgets_file = f.budgets;
   report.margin_pct = f.margin_pct;
   for (const auto& m : models) {
     report.models.push_back(m.id);
-    for (const auto& b : budgets->budgets) {
+    for (const auto& b : budgets.budgets) {
       const bool measure = f.verify && b.device == "host";
-      auto outcome = gate::evaluate(m, b, *catalog, measure);
-      if (!outcome.ok()) return report_error(outcome.error());
-      if (measure && outcome->has_plan) {
-        if (auto s = measure_on_host(*outcome, m, b); !s.ok()) return report_error(s.error());
-      }
-      report.outcomes.push_back(std::move(*outcome));
+      TRILEMMA_TRY(outcome, gate::evaluate(m, b, catalog, measure));
+      if (measure && outcome.has_plan)
+        if (auto s = measure_on_host(outcome, m, b); !s.ok()) return s.error();
+      report.outcomes.push_back(std::move(outcome));
     }
   }
   if (!f.baseline.empty()) {
-    auto text = io::read_text_file(f.baseline);
-    if (!text.ok()) return report_error(text.error());
-    if (auto s = gate::compare_with_baseline(report, *text, f.baseline); !s.ok()) return report_error(s.error());
+    TRILEMMA_TRY(text, io::read_text_file(f.baseline));
+    if (auto s = gate::compare_with_baseline(report, text, f.baseline); !s.ok()) return s.error();
   }
-  const std::string report_text = json_text(gate::report_to_json(report)) + "\n";
+  return report;
+}
+
+int run_gate(const GateFlags& f) {
+  if (!(f.margin_pct >= 0)) return report_error(make_error(ErrorKind::usage, "--margin-pct", "", "must be >= 0"));
+  auto budgets = gate::load_budgets(f.budgets);
+  if (!budgets.ok()) return report_error(budgets.error());
+  auto models = gated_models(f);
+  if (!models.ok()) return report_error(models.error());
+  auto report = gate_report(f, *models, *budgets);
+  if (!report.ok()) return report_error(report.error());
+  const std::string report_text = json_text(gate::report_to_json(*report)) + "\n";
   if (!f.junit.empty())
-    if (auto w = io::write_file_atomically(f.junit, gate::report_to_junit(report)); !w.ok()) return report_error(w.error());
+    if (auto w = io::write_file_atomically(f.junit, gate::report_to_junit(*report)); !w.ok()) return report_error(w.error());
   if (!f.out.empty())
     if (auto w = io::write_file_atomically(f.out, report_text); !w.ok()) return report_error(w.error());
   if (f.as_json) std::cout << report_text;
-  else std::cout << gate::report_to_text(report);
-  if (f.github) std::cout << gate::report_to_github(report);
-  return report.pass() ? k_exit_ok : k_exit_check_failed;
+  else std::cout << gate::report_to_text(*report);
+  if (f.github) std::cout << gate::report_to_github(*report);
+  return report->pass() ? k_exit_ok : k_exit_check_failed;
 }
 
 }  // namespace
