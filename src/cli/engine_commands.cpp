@@ -281,43 +281,41 @@ struct ExportFlags {
   bool as_json = false;
 };
 
-int run_export(const ExportFlags& f) {
+// The engine's export options from the flags, --plan filling in the weights and model.
+Result<engine::ExportOptions> export_options(const ExportFlags& f) {
   std::string model = f.model, weights = f.weights;
   if (!f.plan.empty()) {
-    auto text = io::read_text_file(f.plan);
-    if (!text.ok()) return report_error(text.error());
-    auto doc = solver::parse_plan_document(*text, f.plan);
-    if (!doc.ok()) return report_error(doc.error());
-    if (weights.empty()) weights = std::string(info(doc->config.weights).name);
-    if (model.empty() && f.synthetic.empty()) model = doc->model;
+    TRILEMMA_TRY(text, io::read_text_file(f.plan));
+    TRILEMMA_TRY(doc, solver::parse_plan_document(text, f.plan));
+    if (weights.empty()) weights = std::string(info(doc.config.weights).name);
+    if (model.empty() && f.synthetic.empty()) model = doc.model;
   }
-  if (weights.empty()) return report_error(make_error(ErrorKind::usage, "--weights", "", "required (or --plan)"));
-  if (f.out.empty()) return report_error(make_error(ErrorKind::usage, "--out", "", "required"));
-  if (model.empty() == f.synthetic.empty())
-    return report_error(make_error(ErrorKind::usage, "--model", "", "give exactly one of --model or --synthetic"));
-  auto w = engine_weights(weights);
-  if (!w.ok()) return report_error(w.error());
-  auto src = resolve_source(model, f.synthetic);
-  if (!src.ok()) return report_error(src.error());
+  if (weights.empty()) return make_error(ErrorKind::usage, "--weights", "", "required (or --plan)");
+  if (f.out.empty()) return make_error(ErrorKind::usage, "--out", "", "required");
+  if (model.empty() == f.synthetic.empty()) return make_error(ErrorKind::usage, "--model", "", "give exactly one of --model or --synthetic");
+  TRILEMMA_TRY(w, engine_weights(weights));
+  TRILEMMA_TRY(src, resolve_source(model, f.synthetic));
   engine::ExportOptions o;
-  o.model_path = src->path;
-  o.synthetic_shape = src->shape;
-  o.synthetic_name = src->name;
+  o.model_path = src.path, o.synthetic_shape = src.shape, o.synthetic_name = src.name;
   if (!f.tokenizer.empty()) o.tokenizer_path = f.tokenizer;
-  o.weights = *w;
-  o.output = f.out;
-  o.threads = f.threads;
+  o.weights = w, o.output = f.out, o.threads = f.threads;
+  return o;
+}
+
+int run_export(const ExportFlags& f) {
+  auto o = export_options(f);
+  if (!o.ok()) return report_error(o.error());
   const RemoveTempOnSignal cleanup(f.out);
-  auto r = engine::export_gguf(o);
+  auto r = engine::export_gguf(*o);
   if (!r.ok()) return report_error(r.error());
+  const std::string weights(info(o->weights).name);
   if (f.as_json) {
-    std::cout << json_text(json{{"schema", "trilemma.export"}, {"schema_version", 1}, {"output", f.out},
-                      {"weights", std::string(info(*w).name)}, {"synthetic", r->synthetic},
-                      {"fallbacks", r->fallbacks}, {"file_bytes", r->file_bytes}})
+    std::cout << json_text(json{{"schema", "trilemma.export"}, {"schema_version", 1}, {"output", f.out}, {"weights", weights},
+                                {"synthetic", r->synthetic}, {"fallbacks", r->fallbacks}, {"file_bytes", r->file_bytes}})
               << "\n";
     return k_exit_ok;
   }
-  std::cout << "wrote " << f.out << " (" << info(*w).name << ", " << gib(double(r->file_bytes), 3)
+  std::cout << "wrote " << f.out << " (" << weights << ", " << gib(double(r->file_bytes), 3)
             << (r->synthetic ? ", synthetic weights" : "") << ")\n";
   // Warnings go to stderr: stdout is the report (issue 15).
   for (const auto& fb : r->fallbacks) warn("fallback: {}", fb);
@@ -332,51 +330,57 @@ struct EvalFlags {
   bool scalar = false, as_json = false;
 };
 
-int run_eval(const EvalFlags& f) {
+Result<engine::EvalOptions> eval_options(const EvalFlags& f) {
   engine::EvalOptions o;
-  if (auto s = set_source(o, f.model, f.synthetic, f.tokenizer, f.weights); !s.ok()) return report_error(s.error());
-  if (f.text.empty()) return report_error(make_error(ErrorKind::usage, "--text", "", "required"));
-  if (f.context < 2 || f.max_chunks < 0) return report_error(make_error(ErrorKind::usage, "--context", "", "must be >= 2"));
-  auto kv = f.kv.options();
-  if (!kv.ok()) return report_error(kv.error());
-  o.kv = *kv;
-  o.text_path = f.text;
-  o.context = f.context;
-  o.max_chunks = f.max_chunks;
-  auto threads = apply_cores(f.cores, f.threads);
-  if (!threads.ok()) return report_error(threads.error());
-  o.threads = *threads;
-  o.force_scalar = f.scalar;
-  auto r = engine::evaluate(o);
+  if (auto s = set_source(o, f.model, f.synthetic, f.tokenizer, f.weights); !s.ok()) return s.error();
+  if (f.text.empty()) return make_error(ErrorKind::usage, "--text", "", "required");
+  if (f.context < 2 || f.max_chunks < 0) return make_error(ErrorKind::usage, "--context", "", "must be >= 2");
+  TRILEMMA_TRY(kv, f.kv.options());
+  TRILEMMA_TRY(threads, apply_cores(f.cores, f.threads));
+  o.kv = kv, o.text_path = f.text, o.context = f.context, o.max_chunks = f.max_chunks;
+  o.threads = threads, o.force_scalar = f.scalar;
+  return o;
+}
+
+void print_eval(const engine::EvalReport& r) {
+  std::cout << "eval: " << (r.synthetic ? "synthetic weights (accuracy figures are meaningless)" : "real weights")
+            << ", weights " << r.weights << ", KV " << r.kv << "\n"
+            << "  text        " << r.text_tokens << " tokens in " << r.chunks << " chunks of " << r.context
+            << ", " << r.scored << " positions scored\n"
+            << "  perplexity  " << fixed(r.perplexity, 4) << " (full precision " << fixed(r.reference_perplexity, 4)
+            << ", " << (r.perplexity >= r.reference_perplexity ? "+" : "")
+            << fixed(100 * (r.perplexity / r.reference_perplexity - 1), 2) << "%)\n"
+            << "  KL vs fp32  mean " << fixed(r.kl_mean, 6) << ", median " << fixed(r.kl_median, 6) << ", p99 "
+            << fixed(r.kl_p99, 6) << ", max " << fixed(r.kl_max, 6) << " nats\n"
+            << "  top-1       " << fixed(100 * r.top1_agreement, 2) << "% agreement with full precision\n";
+  for (const auto& fb : r.fallbacks) warn("fallback: {}", fb);
+}
+
+int run_eval(const EvalFlags& f) {
+  auto o = eval_options(f);
+  if (!o.ok()) return report_error(o.error());
+  auto r = engine::evaluate(*o);
   if (!r.ok()) return report_error(r.error());
-  if (f.as_json) {
-    std::cout << json_text(json{{"schema", "trilemma.eval"}, {"schema_version", 1}, {"synthetic", r->synthetic},
-                      {"weights", r->weights}, {"kv", r->kv}, {"fallbacks", r->fallbacks},
-                      {"text_tokens", r->text_tokens}, {"chunks", r->chunks}, {"context", r->context},
-                      {"scored", r->scored}, {"perplexity", r->perplexity},
-                      {"reference_perplexity", r->reference_perplexity}, {"kl_mean", r->kl_mean},
-                      {"kl_median", r->kl_median}, {"kl_p99", r->kl_p99}, {"kl_max", r->kl_max},
-                      {"top1_agreement", r->top1_agreement}})
-              << "\n";
+  if (!f.as_json) {
+    print_eval(*r);
     return k_exit_ok;
   }
-  std::cout << "eval: " << (r->synthetic ? "synthetic weights (accuracy figures are meaningless)" : "real weights")
-            << ", weights " << r->weights << ", KV " << r->kv << "\n"
-            << "  text        " << r->text_tokens << " tokens in " << r->chunks << " chunks of " << r->context
-            << ", " << r->scored << " positions scored\n"
-            << "  perplexity  " << fixed(r->perplexity, 4) << " (full precision " << fixed(r->reference_perplexity, 4)
-            << ", " << (r->perplexity >= r->reference_perplexity ? "+" : "")
-            << fixed(100 * (r->perplexity / r->reference_perplexity - 1), 2) << "%)\n"
-            << "  KL vs fp32  mean " << fixed(r->kl_mean, 6) << ", median " << fixed(r->kl_median, 6) << ", p99 "
-            << fixed(r->kl_p99, 6) << ", max " << fixed(r->kl_max, 6) << " nats\n"
-            << "  top-1       " << fixed(100 * r->top1_agreement, 2) << "% agreement with full precision\n";
-  for (const auto& fb : r->fallbacks) warn("fallback: {}", fb);
+  std::cout << json_text(json{{"schema", "trilemma.eval"}, {"schema_version", 1}, {"synthetic", r->synthetic},
+                              {"weights", r->weights}, {"kv", r->kv}, {"fallbacks", r->fallbacks},
+                              {"text_tokens", r->text_tokens}, {"chunks", r->chunks}, {"context", r->context},
+                              {"scored", r->scored}, {"perplexity", r->perplexity},
+                              {"reference_perplexity", r->reference_perplexity}, {"kl_mean", r->kl_mean},
+                              {"kl_median", r->kl_median}, {"kl_p99", r->kl_p99}, {"kl_max", r->kl_max},
+                              {"top1_agreement", r->top1_agreement}})
+            << "\n";
   return k_exit_ok;
 }
 
 }  // namespace
 
-void add_engine_commands(CLI::App& app, Handler& handler) {
+namespace {
+
+void add_eval_command(CLI::App& app, Handler& handler) {
   static EvalFlags v;
   auto* ev = app.add_subcommand("eval", "Perplexity, KL divergence and top-1 agreement of a configuration vs full precision");
   ev->add_option("--model,-m", v.model, "model file (a catalog id evaluates synthetic weights)");
@@ -393,7 +397,9 @@ void add_engine_commands(CLI::App& app, Handler& handler) {
   v.kv.add(ev);
   ev->add_flag("--json", v.as_json, "JSON report (docs/json-schemas.md#eval)");
   ev->callback([&] { handler = [] { return run_eval(v); }; });
+}
 
+void add_run_command(CLI::App& app, Handler& handler) {
   static RunFlags r;
   auto* run = app.add_subcommand("run", "Generate text with the embedded engine and measure TTFT, tok/s and memory");
   run->add_option("--model,-m", r.model, "GGUF or llama2.c checkpoint (a catalog id runs synthetic weights)");
@@ -422,7 +428,9 @@ void add_engine_commands(CLI::App& app, Handler& handler) {
   run->add_flag("--force", r.force, "load the model even when its weights exceed the available memory");
   run->add_flag("--json", r.as_json, "JSON report (docs/json-schemas.md#run)");
   run->callback([&] { handler = [] { return run_generate(r); }; });
+}
 
+void add_export_command(CLI::App& app, Handler& handler) {
   static ExportFlags e;
   auto* ex = app.add_subcommand("export", "Write a model as GGUF (f16, q8_0, q4_0) for other GGUF readers");
   ex->add_option("--model,-m", e.model, "source model file (a catalog id exports synthetic weights)");
@@ -434,6 +442,14 @@ void add_engine_commands(CLI::App& app, Handler& handler) {
   ex->add_option("--threads", e.threads, "0 = all cores")->check(CLI::Range(0, 1024));
   ex->add_flag("--json", e.as_json, "JSON report");
   ex->callback([&] { handler = [] { return run_export(e); }; });
+}
+
+}  // namespace
+
+void add_engine_commands(CLI::App& app, Handler& handler) {
+  add_eval_command(app, handler);
+  add_run_command(app, handler);
+  add_export_command(app, handler);
 }
 
 }  // namespace trilemma::cli

@@ -79,6 +79,29 @@ void print_model(const models::Model& m) {
 
 }  // namespace
 
+namespace {
+
+int list_models(bool as_json) {
+  auto all = models::builtin_models();
+  if (!all.ok()) return report_error(all.error());
+  if (as_json) {
+    json out = json::array();
+    for (const auto& m : *all) out.push_back(model_json(m));
+    std::cout << json_text(out) << "\n";
+    return k_exit_ok;
+  }
+  std::cout << pad("id", 22) << pad("params", 10) << pad("per token", 10) << pad("layers", 8) << pad("ctx", 8) << "tokenizer\n";
+  for (const auto& m : *all) {
+    const auto c = count_parameters(m.shape);
+    std::cout << pad(m.id, 22) << pad(count(c.total()), 10) << pad(count(c.active_per_token), 10)
+              << pad(std::to_string(m.shape.layers), 8) << pad(std::to_string(m.shape.context), 8) << m.tokenizer_family << "\n";
+  }
+  std::cout << all->size() << " models\n";
+  return k_exit_ok;
+}
+
+}  // namespace
+
 void add_models_command(CLI::App& app, Handler& handler) {
   auto* cmd = app.add_subcommand("models", "Model shapes: the catalog, GGUF headers, config.json");
   cmd->require_subcommand(1);
@@ -86,26 +109,7 @@ void add_models_command(CLI::App& app, Handler& handler) {
   static std::string id;
   auto* l = cmd->add_subcommand("list", "List catalog models");
   l->add_flag("--json", as_json, "JSON output: an array of model objects (docs/json-schemas.md#model)");
-  l->callback([&] {
-    handler = [] {
-      auto all = models::builtin_models();
-      if (!all.ok()) return report_error(all.error());
-      if (as_json) {
-        json out = json::array();
-        for (const auto& m : *all) out.push_back(model_json(m));
-        std::cout << json_text(out) << "\n";
-        return int(k_exit_ok);
-      }
-      std::cout << pad("id", 22) << pad("params", 10) << pad("per token", 10) << pad("layers", 8) << pad("ctx", 8) << "tokenizer\n";
-      for (const auto& m : *all) {
-        const auto c = count_parameters(m.shape);
-        std::cout << pad(m.id, 22) << pad(count(c.total()), 10) << pad(count(c.active_per_token), 10)
-                  << pad(std::to_string(m.shape.layers), 8) << pad(std::to_string(m.shape.context), 8) << m.tokenizer_family << "\n";
-      }
-      std::cout << all->size() << " models\n";
-      return int(k_exit_ok);
-    };
-  });
+  l->callback([&] { handler = [] { return list_models(as_json); }; });
   for (const char* name : {"show", "inspect"}) {
     auto* s = cmd->add_subcommand(name, std::string(name) == "show" ? "Show a catalog model (or any model source)"
                                                                     : "Read a shape from a .gguf header or config.json");

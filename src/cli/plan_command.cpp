@@ -32,17 +32,9 @@ struct PlanFlags {
   std::size_t front = 8;
 };
 
-Result<solver::Pins> pins_from(const PlanFlags& f) {
-  solver::Pins p;
-  if (!f.weights.empty()) {
-    p.weights = weight_format_from_name(f.weights);
-    if (!p.weights) return make_error(ErrorKind::usage, "--weights", "", "unknown weight format '" + f.weights + "'");
-  }
-  if (!f.imatrix.empty()) {
-    if (f.imatrix != "yes" && f.imatrix != "no")
-      return make_error(ErrorKind::usage, "--imatrix", "", "expected yes or no, got '" + f.imatrix + "'");
-    p.imatrix = f.imatrix == "yes";
-  }
+// --kv, --kv-strategy, --window, --sinks, --kv-resident: a window implies sliding and a resident
+// share offload unless a strategy is named.
+Status set_kv_pins(solver::Pins& p, const PlanFlags& f) {
   if (!f.kv.empty()) {
     auto t = tensor_type_from_name(f.kv);
     if (!t || !is_kv_format(*t)) return make_error(ErrorKind::usage, "--kv", "", "unknown KV format '" + f.kv + "' (" + kv_format_names() + ")");
@@ -61,12 +53,11 @@ Result<solver::Pins> pins_from(const PlanFlags& f) {
     p.kv_resident_fraction = f.kv_resident;
     if (!p.strategy) p.strategy = KvStrategy::offload;
   }
-  if (!f.backend.empty()) {
-    p.backend = backend_from_name(f.backend);
-    if (!p.backend)
-      return make_error(ErrorKind::usage, "--backend", "", "unknown backend '" + f.backend + "' (expected one of: " + backend_names() + ")");
-  }
-  p.threads = f.threads;
+  return Ok{};
+}
+
+// --speculative, --no-speculative, --draft, --draft-model, --draft-len.
+Status set_draft_pins(solver::Pins& p, const PlanFlags& f) {
   if (f.no_speculative) p.speculative = false;
   if (f.speculative || !f.draft.empty() || !f.draft_model.empty()) p.speculative = true;
   if (!f.draft.empty()) {
@@ -76,6 +67,28 @@ Result<solver::Pins> pins_from(const PlanFlags& f) {
   }
   if (!f.draft_model.empty()) p.draft_model = f.draft_model, p.draft_kind = DraftKind::model;
   p.draft_len = f.draft_len;
+  return Ok{};
+}
+
+Result<solver::Pins> pins_from(const PlanFlags& f) {
+  solver::Pins p;
+  if (!f.weights.empty()) {
+    p.weights = weight_format_from_name(f.weights);
+    if (!p.weights) return make_error(ErrorKind::usage, "--weights", "", "unknown weight format '" + f.weights + "'");
+  }
+  if (!f.imatrix.empty()) {
+    if (f.imatrix != "yes" && f.imatrix != "no")
+      return make_error(ErrorKind::usage, "--imatrix", "", "expected yes or no, got '" + f.imatrix + "'");
+    p.imatrix = f.imatrix == "yes";
+  }
+  if (auto s = set_kv_pins(p, f); !s.ok()) return s.error();
+  if (!f.backend.empty()) {
+    p.backend = backend_from_name(f.backend);
+    if (!p.backend)
+      return make_error(ErrorKind::usage, "--backend", "", "unknown backend '" + f.backend + "' (expected one of: " + backend_names() + ")");
+  }
+  p.threads = f.threads;
+  if (auto s = set_draft_pins(p, f); !s.ok()) return s.error();
   return p;
 }
 
