@@ -25,13 +25,17 @@ using nlohmann::json;
 
 // The engine's tensor type for a --weights name: a weight format the engine runs (q8_0, int3)
 // or a tensor type (f32, tq3_t).
+// A recipe's name that is also a tensor type (q6_k) runs that type throughout; the engine
+// refuses a type it has no kernels for (q2_k), naming it.
 Result<TensorType> engine_weights(const std::string& name) {
+  const auto t = tensor_type_from_name(name);
   if (auto f = weight_format_from_name(name)) {
     if (info(*f).engine_type) return *info(*f).engine_type;
+    if (t) return *t;
     return make_error(ErrorKind::usage, "--weights", "",
                       name + " is a llama.cpp recipe the engine does not run; the engine runs " + engine_weight_format_names());
   }
-  if (auto t = tensor_type_from_name(name)) return *t;
+  if (t) return *t;
   return make_error(ErrorKind::usage, "--weights", "", "unknown weight format '" + name + "' (the engine runs " + engine_weight_format_names() + ")");
 }
 
