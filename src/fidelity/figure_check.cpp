@@ -74,7 +74,7 @@ std::variant<Measured, std::string> measured_of(const measurements::LossRow& r) 
   // llama.cpp formats' perplexities are the fitted rows, checked by check_accuracy.
   if (perplexity && accuracy::reference_bits(r.format)) return "llama.cpp formats' perplexity: the fitted rows' check";
   const auto format = planner_format_of(r.format);
-  if (!format) return "formats with no planner format of that design (3/2-bit GPTQ/AWQ, FP8, NVFP4, codebooks)";
+  if (!format) return "formats with no planner format of that design (3/2-bit GPTQ/AWQ, 5/6-bit round-to-nearest, FP8, NVFP4, codebooks)";
   if (perplexity) {
     if (r.metric == "ppl" && (!r.baseline_value || !(*r.baseline_value > 0))) return "perplexity without its baseline";
     const double pct = r.metric == "ppl" ? (r.value / *r.baseline_value - 1) * 100 : r.value;
@@ -96,7 +96,7 @@ std::optional<WeightFormat> planner_format_of(std::string_view published) {
 }
 
 PrintedReport check_printed_figures(const std::vector<measurements::LossRow>& rows,
-                           const std::vector<measurements::TrainingTokens>& tokens) {
+                                    const std::vector<measurements::TrainingTokens>& tokens) {
   PrintedReport report;
   const auto observations = accuracy::loss_observations(rows, tokens);
   std::map<std::string, accuracy::LossFit> fits;                        // family held out -> fit

@@ -51,6 +51,7 @@ struct PrintedReport {
   std::map<std::string, PrintedSummary> points_by_benchmark;
 };
 
+// The report's points refer to `rows`, which must outlive it.
 PrintedReport check_printed_figures(const std::vector<measurements::LossRow>& rows,
                            const std::vector<measurements::TrainingTokens>& tokens);
 

@@ -80,8 +80,10 @@ TEST_CASE("fidelity::check_printed_figures: a family is predicted by fits that n
   // Family b's losses and MMLU drop grow 3x: its own predictions must not move (held out);
   // the other families' points must (b's pair, now 0.9 points per % instead of 0.3, joins c's
   // 0.3 in a's points map: least squares through the origin over the two, 0.6, twice as much).
-  const auto base = fidelity::check_printed_figures(dataset(1.0), {});
-  const auto worse = fidelity::check_printed_figures(dataset(3.0), {});
+  // The reports point into their rows: both datasets outlive them.
+  const auto base_rows = dataset(1.0), worse_rows = dataset(3.0);
+  const auto base = fidelity::check_printed_figures(base_rows, {});
+  const auto worse = fidelity::check_printed_figures(worse_rows, {});
   REQUIRE(base.points.size() == worse.points.size());
   for (std::size_t i = 0; i < base.points.size(); ++i) {
     const auto& before = base.points[i];
