@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <optional>
+#include <set>
 #include <variant>
 
 #include "accuracy/accuracy_model.hpp"
@@ -101,9 +102,13 @@ PrintedReport check_printed_figures(const std::vector<measurements::LossRow>& ro
   const auto observations = accuracy::loss_observations(rows, tokens);
   std::map<std::string, accuracy::LossFit> fits;                        // family held out -> fit
   std::map<std::string, std::optional<accuracy::PointsMap>> points_maps;  // family held out -> map
+  std::set<std::string> fitted_families;
+  for (const auto& o : observations.points) fitted_families.insert(o.family);
   const auto fit_without = [&](const std::string& family) -> const accuracy::LossFit& {
-    auto it = fits.find(family);
-    if (it == fits.end()) it = fits.emplace(family, accuracy::fit_loss(observations.points, family)).first;
+    // Families with no fitted rows (most benchmark-only ones) share the fit on every family.
+    const std::string key = fitted_families.count(family) ? family : std::string();
+    auto it = fits.find(key);
+    if (it == fits.end()) it = fits.emplace(key, accuracy::fit_loss(observations.points, key)).first;
     return it->second;
   };
   const auto points_without = [&](const std::string& family) -> const accuracy::PointsMap* {
