@@ -49,6 +49,32 @@ struct BlockIq4Nl {
 // IQ4_NL's 16 levels (ggml-common.h kvalues_iq4nl): denser near zero, where weights cluster.
 inline constexpr std::int8_t k_iq4nl_values[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
                                                    1,    13,   25,  38,  53,  69,  89,  113};
+// Q2_K and Q3_K: 16 sub-blocks of 16. Element e = 128h + 32j + l (h < 2, j < 4, l < 32) has
+// its two low bits at bits 2j of qs[32h + l] and its sub-block scale at index e / 16.
+// Q2_K: x = d * (scales[t] & 15) * q - dmin * (scales[t] >> 4), q in [0, 3].
+struct BlockQ2K {
+  std::uint8_t scales[k_qk_k / 16];
+  std::uint8_t qs[k_qk_k / 4];
+  std::uint16_t d, dmin;
+};
+// Q3_K: x = d * (s[t] - 32) * (q - 4), q in [0, 7]: the low two bits as Q2_K's, the third at
+// bit 4h + j of hmask[l]. The 16 six-bit s[t] are packed in 12 bytes (q3_k_scales).
+struct BlockQ3K {
+  std::uint8_t hmask[k_qk_k / 8];
+  std::uint8_t qs[k_qk_k / 4];
+  std::uint8_t scales[12];
+  std::uint16_t d;
+};
+// Q3_K's sixteen 6-bit scales, unbiased (s[t] - 32): low nibbles of bytes 0..7 for t < 8, their
+// high nibbles for t >= 8, and the two top bits from bytes 8..11 (ggml's dequantize_row_q3_K
+// kmask shuffle, spelled byte by byte).
+inline void q3_k_scales(const std::uint8_t* packed, int out[16]) {
+  for (int t = 0; t < 16; ++t) {
+    const int low = t < 8 ? packed[t] & 0xF : packed[t - 8] >> 4;
+    const int high = (packed[8 + t % 4] >> (2 * (t / 4))) & 3;
+    out[t] = (low | (high << 4)) - 32;
+  }
+}
 // 8 sub-blocks of 32: x = d * sc[j] * q - dmin * m[j], q in [0, 15]; sc, m are 6-bit packed in
 // `scales` (get_scale_min_k4). qs[32*p + l] holds elements 64p + l (low) and 64p + 32 + l (high).
 struct BlockQ4K {
@@ -96,6 +122,7 @@ struct BlockTq2 {
 // The shared table's block_bytes is runtime data; kernel_table_test checks it equals these.
 static_assert(sizeof(BlockQ8_0) == 34 && sizeof(BlockQ4_0) == 18);
 static_assert(sizeof(BlockQ4_1) == 20 && sizeof(BlockQ5_0) == 22 && sizeof(BlockQ5_1) == 24 && sizeof(BlockIq4Nl) == 18);
+static_assert(sizeof(BlockQ2K) == 84 && sizeof(BlockQ3K) == 110);
 static_assert(sizeof(BlockQ4K) == 144 && sizeof(BlockQ5K) == 176 && sizeof(BlockQ6K) == 210);
 static_assert(sizeof(BlockTq3) == 28 && sizeof(BlockTq2) == 20);
 

@@ -26,7 +26,7 @@ using nlohmann::json;
 // The engine's tensor type for a --weights name: a weight format the engine runs (q8_0, int3)
 // or a tensor type (f32, tq3_t).
 // A recipe's name that is also a tensor type (q6_k) runs that type throughout; the engine
-// refuses a type it has no kernels for (q2_k), naming it.
+// refuses a type it has no kernels for (iq2_xs), naming it.
 Result<TensorType> engine_weights(const std::string& name) {
   const auto t = tensor_type_from_name(name);
   if (auto f = weight_format_from_name(name)) {

@@ -443,3 +443,74 @@ TEST_CASE("quant::q4_1 / q5_0 / q5_1 / iq4_nl: hand-built blocks decode as ggml-
   CHECK(out[16] == 0.5f * 113);   // high nibble of qs[0]: 15
   CHECK(out[8] == 0.5f * 1);      // level 8
 }
+
+namespace {
+
+// ggml's dequantize_row_q2_K / q3_K walk, spelled independently of quant_ref_k_low.cpp: two
+// halves of 128, each four shifts of the same 32 qs bytes, 16 codes per scale; Q3_K's high
+// bit mask moves one bit per shift across both halves and its scales come from the 32-bit
+// kmask shuffle of the 12 packed bytes.
+std::vector<float> ggml_walk_q2_k(const BlockQ2K& b) {
+  std::vector<float> y;
+  const float d = fp16_to_fp32(b.d), dmin = fp16_to_fp32(b.dmin);
+  int is = 0;
+  for (int n = 0; n < 256; n += 128)
+    for (int shift = 0; shift < 8; shift += 2)
+      for (int half = 0; half < 2; ++half, ++is)
+        for (int l = 0; l < 16; ++l)
+          y.push_back(d * float(b.scales[is] & 0xF) * float((b.qs[n / 4 + 16 * half + l] >> shift) & 3) -
+                      dmin * float(b.scales[is] >> 4));
+  return y;
+}
+
+std::vector<float> ggml_walk_q3_k(const BlockQ3K& b) {
+  std::uint32_t aux[4];
+  std::memcpy(aux, b.scales, 12);
+  const std::uint32_t tmp = aux[2], k1 = 0x03030303u, k2 = 0x0f0f0f0fu;
+  aux[2] = ((aux[0] >> 4) & k2) | (((tmp >> 4) & k1) << 4);
+  aux[3] = ((aux[1] >> 4) & k2) | (((tmp >> 6) & k1) << 4);
+  aux[0] = (aux[0] & k2) | ((tmp & k1) << 4);
+  aux[1] = (aux[1] & k2) | (((tmp >> 2) & k1) << 4);
+  std::int8_t scales[16];
+  std::memcpy(scales, aux, 16);
+  std::vector<float> y;
+  const float d = fp16_to_fp32(b.d);
+  int is = 0, m = 1;
+  for (int n = 0; n < 256; n += 128)
+    for (int shift = 0; shift < 8; shift += 2, m <<= 1)
+      for (int half = 0; half < 2; ++half, ++is)
+        for (int l = 0; l < 16; ++l) {
+          const int low = (b.qs[n / 4 + 16 * half + l] >> shift) & 3;
+          y.push_back(d * float(scales[is] - 32) * float(low - ((b.hmask[16 * half + l] & m) ? 0 : 4)));
+        }
+  return y;
+}
+
+}  // namespace
+
+TEST_CASE("quant::q2_k / q3_k: random blocks decode as ggml's dequantize_row walks them", "[quant]") {
+  std::mt19937 rng(2026);
+  for (int trial = 0; trial < 50; ++trial) {
+    CAPTURE(trial);
+    BlockQ2K b2{};
+    BlockQ3K b3{};
+    auto fill = [&](void* p, std::size_t n) {
+      for (std::size_t i = 0; i < n; ++i) static_cast<std::uint8_t*>(p)[i] = std::uint8_t(rng());
+    };
+    fill(b2.scales, sizeof b2.scales), fill(b2.qs, sizeof b2.qs);
+    fill(b3.hmask, sizeof b3.hmask), fill(b3.qs, sizeof b3.qs), fill(b3.scales, sizeof b3.scales);
+    b2.d = fp32_to_fp16(0.01f * float(trial + 1)), b2.dmin = fp32_to_fp16(0.003f * float(trial + 1));
+    b3.d = fp32_to_fp16(-0.02f * float(trial + 1));
+    // Equal up to a fused multiply-add (aarch64 compilers contract d * sc * q - dmin * m).
+    auto same = [](const float* ours, const std::vector<float>& ggml) {
+      for (int e = 0; e < 256; ++e)
+        if (std::fabs(ours[e] - ggml[std::size_t(e)]) > 1e-6f * (1.0f + std::fabs(ggml[std::size_t(e)]))) return false;
+      return true;
+    };
+    float out[256];
+    dequantize_row_q2_k(&b2, out, 256);
+    CHECK(same(out, ggml_walk_q2_k(b2)));
+    dequantize_row_q3_k(&b3, out, 256);
+    CHECK(same(out, ggml_walk_q3_k(b3)));
+  }
+}

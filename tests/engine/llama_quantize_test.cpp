@@ -11,10 +11,8 @@
 #include <fstream>
 
 #include "engine/gguf/gguf_file.hpp"
-#include "engine/kv/kv_pages.hpp"
 #include "engine/model/loaders.hpp"
-#include "engine/model/transformer.hpp"
-#include "engine/sampling/sampler.hpp"
+#include "greedy_compare.hpp"
 #include "shared_data.hpp"
 
 using namespace trilemma;
@@ -41,32 +39,6 @@ Reference reference_of(const std::filesystem::path& gguf) {
   return {j.at("prompt").get<std::vector<int>>(), j.at("ids").get<std::vector<int>>()};
 }
 
-struct Divergence {
-  int at = -1;
-  float margin = 0;  // logit(ours) - logit(llama.cpp's) there
-};
-
-// BOS + the prompt, then greedy; after a divergence llama.cpp's id is fed back, so later
-// positions are still compared on the same context.
-Divergence compare_greedy(const Model& m, Isa isa, ThreadPool& pool, const Reference& ref) {
-  const auto& s = m.shape;
-  Transformer tf(m, pool, isa, make_contiguous_f32(int(s.layers), 256, int(s.heads), int(s.kv_heads), int(s.head_dim)));
-  std::vector<int> prompt{k_bos};
-  prompt.insert(prompt.end(), ref.prompt.begin(), ref.prompt.end());
-  auto logits = tf.forward(prompt, 0);
-  REQUIRE(logits.ok());
-  Divergence d;
-  int pos = int(prompt.size());
-  for (std::size_t i = 0; i < ref.ids.size(); ++i) {
-    const int ours = argmax(*logits);
-    const int theirs = ref.ids[i];
-    if (ours != theirs && d.at < 0) d.at = int(i), d.margin = (*logits)[std::size_t(ours)] - (*logits)[std::size_t(theirs)];
-    logits = tf.forward({&theirs, 1}, pos++);
-    REQUIRE(logits.ok());
-  }
-  return d;
-}
-
 }  // namespace
 
 TEST_CASE("engine: every llama-quantize recipe of stories260K loads and decodes as llama.cpp does", "[engine][shared]") {
@@ -85,9 +57,11 @@ TEST_CASE("engine: every llama-quantize recipe of stories260K loads and decodes 
     const Reference ref = reference_of(path);
     REQUIRE(ref.ids.size() == 64);
     for (Isa isa : {Isa::scalar, detect_isa()}) {
-      const Divergence d = compare_greedy(*m, isa, pool, ref);
+      std::vector<int> prompt{k_bos};
+      prompt.insert(prompt.end(), ref.prompt.begin(), ref.prompt.end());
+      const auto d = trilemma::testing::compare_greedy(*m, isa, pool, prompt, ref.ids);
       if (d.at >= 0)
-        std::printf("%s (%s kernels): first differs from llama.cpp at id %d, logit margin %.4f\n",
+        std::printf("%s (%s kernels): first differs from llama.cpp at id %d, largest logit margin where they differ %.4f\n",
                     path.filename().c_str(), std::string(isa_name(isa)).c_str(), d.at, d.margin);
       CHECK((d.at < 0 || d.margin < k_max_flip_margin));
     }

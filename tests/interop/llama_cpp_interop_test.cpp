@@ -13,7 +13,10 @@
 #include <vector>
 
 #include "engine/gguf/gguf_file.hpp"
+#include "engine/model/loaders.hpp"
+#include "engine/quant/kernel_table.hpp"
 #include "engine/tokenizer/tokenizer.hpp"
+#include "greedy_compare.hpp"
 #include "run_binary.hpp"
 #include "shared_data.hpp"
 
@@ -90,6 +93,45 @@ TEST_CASE("interop: llama.cpp loads every export and decodes the same greedy ids
     for (std::size_t i = 0; i < k_texts.size(); ++i) {
       CAPTURE(k_texts[i]);
       CHECK(j["tokens"][i].get<std::vector<int>>() == tokenizer->encode(k_texts[i], false, false));
+    }
+    std::filesystem::remove(file);
+  }
+}
+
+// The k-quants on rows that keep them (256 wide; stories260K's fall back to 32-element types):
+// every tensor of a synthetic model in one k-quant type, llama.cpp's greedy ids against ours,
+// teacher-forced. llama.cpp quantizes the activations to Q8_K (one scale per 256), trilemma to
+// Q8_0 (one per 32), so a near-tie may flip: wherever the argmaxes differ, our logit margin
+// must be under k_max_flip_margin, and most ids must agree.
+TEST_CASE("interop: k-quant tensors (q2_k .. q6_k) decode as llama.cpp decodes them", "[interop]") {
+  constexpr float k_max_flip_margin = 0.1f;
+  const auto shape = k_peer_dir / "k256-llama.yaml";
+  engine::ThreadPool pool(2);
+  for (const std::string type : {"q2_k", "q3_k", "q4_k", "q5_k", "q6_k"}) {
+    CAPTURE(type);
+    const auto file = std::filesystem::temp_directory_path() / ("trilemma_interop_k256_" + type + ".gguf");
+    const auto exported =
+        testing::run_trilemma("export --synthetic " + quoted(shape.string()) + " --weights " + type + " --out " + quoted(file.string()));
+    REQUIRE(exported.code == 0);
+    const auto peer = testing::run_command("node " + quoted((k_peer_dir / "llama_cpp_peer.mjs").string()) + " " +
+                                           quoted(file.string()) + " " + std::to_string(k_steps) + " 2>&1");
+    INFO(peer.out);
+    REQUIRE(peer.code == 0);
+    const auto theirs = json::parse(peer.out)["ids"].get<std::vector<int>>();
+    REQUIRE(theirs.size() == std::size_t(k_steps));
+
+    auto gguf = gguf::GgufFile::open(file);
+    REQUIRE(gguf.ok());
+    auto model = engine::load_gguf_model(*gguf, std::nullopt, pool);
+    REQUIRE(model.ok());
+    for (engine::Isa isa : {engine::Isa::scalar, engine::detect_isa()}) {
+      const auto d = testing::compare_greedy(*model, isa, pool, {1}, theirs);
+      std::printf("%s (%s kernels): %d of %d greedy ids agree with llama.cpp", type.c_str(),
+                  std::string(engine::isa_name(isa)).c_str(), d.agreeing, k_steps);
+      if (d.at >= 0) std::printf("; first differs at id %d; largest logit margin where they differ %.4f", d.at, d.margin);
+      std::printf("\n");
+      CHECK((d.at < 0 || d.margin < k_max_flip_margin));
+      CHECK(d.agreeing >= k_steps * 3 / 4);
     }
     std::filesystem::remove(file);
   }
