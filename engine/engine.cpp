@@ -124,7 +124,7 @@ Result<GenerateReport> generate_impl(const GenerateOptions& o, const std::functi
   r.threads = pool.size();
   r.weight_bytes = m.weight_bytes();
   r.kv = describe(o.kv);
-  r.prompt_tokens = tok.encode(o.prompt, true, false);
+  r.prompt_tokens = tok.encode(o.prompt, tok.add_bos(), false);
   const int n_prompt = int(r.prompt_tokens.size());
   const int wanted = o.context > 0 ? o.context : n_prompt + o.steps + (speculative ? o.draft_len : 0);
   const int capacity = std::min<int>(int(m.shape.context), wanted);
@@ -228,13 +228,7 @@ Result<ExportReport> export_impl(const ExportOptions& o) {
   w.add_float32("llama.attention.layer_norm_rms_epsilon", m.norm_eps);
   for (const auto& f : weight_formats())  // a trilemma-only type has no llama.cpp file type
     if (f.engine_type == o.weights && f.llama_ftype) w.add_uint32("general.file_type", *f.llama_ftype);
-  w.add_string("tokenizer.ggml.model", "llama");
-  w.add_string_array("tokenizer.ggml.tokens", tok.gguf_pieces());
-  w.add_float_array("tokenizer.ggml.scores", tok.scores());
-  w.add_int32_array("tokenizer.ggml.token_type", tok.token_types());
-  w.add_uint32("tokenizer.ggml.bos_token_id", std::uint32_t(tok.bos()));
-  w.add_uint32("tokenizer.ggml.eos_token_id", std::uint32_t(tok.eos()));
-  w.add_uint32("tokenizer.ggml.unknown_token_id", 0);
+  tok.write_to(w);
 
   const auto matrix = [&](const std::string& name, const Matrix& x) {
     w.add_tensor(name, {std::uint64_t(x.cols), std::uint64_t(x.rows)}, x.type, {x.data, x.bytes()});

@@ -44,9 +44,15 @@ Result<LoadedModel> load_model(const ModelSource& src, ThreadPool& pool) {
       return make_error(ErrorKind::usage, src.model_path->string(), "tokenizer",
                         "a llama2.c checkpoint has no vocabulary: give a tokenizer file");
   }
-  if (src.tokenizer_path) {
-    TRILEMMA_TRY(t, Tokenizer::load_llama2c(*src.tokenizer_path));
-    tokenizer = std::move(t);
+  if (src.tokenizer_path) {  // a llama2.c tokenizer.bin, or a GGUF file's vocabulary
+    if (is_gguf(*src.tokenizer_path)) {
+      TRILEMMA_TRY(file, gguf::GgufFile::open(*src.tokenizer_path));
+      TRILEMMA_TRY(t, Tokenizer::from_gguf(file));
+      tokenizer = std::move(t);
+    } else {
+      TRILEMMA_TRY(t, Tokenizer::load_llama2c(*src.tokenizer_path));
+      tokenizer = std::move(t);
+    }
   }
   if (tokenizer->vocab_size() != int(model->shape.vocab))
     return make_error(ErrorKind::input, src.tokenizer_path ? src.tokenizer_path->string() : model->name, "vocabulary",

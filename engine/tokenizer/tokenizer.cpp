@@ -85,27 +85,67 @@ Result<Tokenizer> Tokenizer::load_llama2c(const std::filesystem::path& path) {
   return t;
 }
 
+namespace {
+
+// tokenizer.ggml.merges and tokenizer.ggml.pre of a "gpt2" vocabulary.
+Result<ByteLevelBpe> byte_level_rules(const gguf::GgufFile& file) {
+  auto merges = file.get_string_array("tokenizer.ggml.merges");
+  if (!merges) return make_error(ErrorKind::input, file.name(), "metadata[\"tokenizer.ggml.merges\"]", "missing (a gpt2 vocabulary needs its merges)");
+  const std::string pre_name = file.get_string("tokenizer.ggml.pre").value_or("default");  // llama.cpp's fallback
+  const auto pre = find_pre_tokenizer(pre_name);
+  if (!pre)
+    return make_error(ErrorKind::input, file.name(), "metadata[\"tokenizer.ggml.pre\"]",
+                      "pre-tokenizer \"" + pre_name + "\" is not supported (supported: " + pre_tokenizer_names() + ")");
+  return ByteLevelBpe(pre_name, *pre, std::move(*merges));
+}
+
+}  // namespace
+
 Result<Tokenizer> Tokenizer::from_gguf(const gguf::GgufFile& file) {
   const auto model = file.get_string("tokenizer.ggml.model");
-  if (model != "llama")
+  if (model != "llama" && model != "gpt2")
     return make_error(ErrorKind::input, file.name(), "metadata[\"tokenizer.ggml.model\"]",
-                      "\"" + model.value_or("") + "\" is not supported (llama SentencePiece BPE)");
+                      "\"" + model.value_or("") + "\" is not supported (llama: SentencePiece BPE; gpt2: byte-level BPE)");
   auto pieces = file.get_string_array("tokenizer.ggml.tokens");
   if (!pieces || pieces->size() < 3)
     return make_error(ErrorKind::input, file.name(), "metadata[\"tokenizer.ggml.tokens\"]", "missing, or fewer than 3 tokens");
-  auto scores = file.get_float_array("tokenizer.ggml.scores").value_or(std::vector<float>(pieces->size(), 0.0f));
-  if (scores.size() != pieces->size())
-    return make_error(ErrorKind::input, file.name(), "metadata[\"tokenizer.ggml.scores\"]", "length differs from tokens");
   std::vector<std::int32_t> types;
   if (const auto t = file.get_int_array("tokenizer.ggml.token_type"); t && t->size() == pieces->size())
     types.assign(t->begin(), t->end());
-  for (auto& p : *pieces) p = replace_all(std::move(p), k_space_marker, " ");
   const auto id = [&](const char* key, int fallback) {
     const auto v = file.get_uint(key);
     return v && *v < pieces->size() ? int(*v) : fallback;
   };
-  return from_pieces(std::move(*pieces), std::move(scores), std::move(types), id("tokenizer.ggml.bos_token_id", 1),
-                     id("tokenizer.ggml.eos_token_id", 2));
+  const auto add_bos = file.get_bool("tokenizer.ggml.add_bos_token");
+  if (model == "gpt2") {
+    TRILEMMA_TRY(rules, byte_level_rules(file));
+    const bool bos_default = rules.pre().add_bos;
+    return byte_level(std::move(*pieces), std::move(types), std::move(rules), id("tokenizer.ggml.bos_token_id", 0),
+                      id("tokenizer.ggml.eos_token_id", 0), add_bos.value_or(bos_default));
+  }
+  auto scores = file.get_float_array("tokenizer.ggml.scores").value_or(std::vector<float>(pieces->size(), 0.0f));
+  if (scores.size() != pieces->size())
+    return make_error(ErrorKind::input, file.name(), "metadata[\"tokenizer.ggml.scores\"]", "length differs from tokens");
+  for (auto& p : *pieces) p = replace_all(std::move(p), k_space_marker, " ");
+  Tokenizer t = from_pieces(std::move(*pieces), std::move(scores), std::move(types), id("tokenizer.ggml.bos_token_id", 1),
+                            id("tokenizer.ggml.eos_token_id", 2));
+  t.m_add_bos = add_bos.value_or(true);
+  return t;
+}
+
+Tokenizer Tokenizer::byte_level(std::vector<std::string> pieces, std::vector<std::int32_t> types, ByteLevelBpe bpe, int bos,
+                                int eos, bool add_bos) {
+  Tokenizer t;
+  t.m_scores.assign(pieces.size(), 0.0f);
+  t.m_pieces = std::move(pieces);
+  t.m_types = std::move(types);
+  t.m_bos = bos;
+  t.m_eos = eos;
+  t.m_unk = -1;
+  t.m_add_bos = add_bos;
+  t.m_bpe = std::make_shared<const ByteLevelBpe>(std::move(bpe));
+  t.index();
+  return t;
 }
 
 Tokenizer Tokenizer::from_pieces(std::vector<std::string> pieces, std::vector<float> scores, std::vector<std::int32_t> types,
@@ -188,6 +228,12 @@ void Tokenizer::merge_pairs(std::vector<int>& tokens, std::size_t first) const {
 std::vector<int> Tokenizer::encode(std::string_view text, bool bos, bool eos) const {
   std::vector<int> tokens;
   if (bos) tokens.push_back(m_bos);
+  if (m_bpe) {
+    const auto words = m_bpe->encode(text, m_ids);
+    tokens.insert(tokens.end(), words.begin(), words.end());
+    if (eos) tokens.push_back(m_eos);
+    return tokens;
+  }
   const std::size_t first = tokens.size();
   // SentencePiece's rule, as llama.cpp applies it: spaces are U+2581 (stored here as ' '), a
   // space is prefixed, and a vocabulary without a space piece falls back to U+2581's UTF-8
@@ -229,12 +275,14 @@ std::vector<int> Tokenizer::encode(std::string_view text, bool bos, bool eos) co
 std::string Tokenizer::decode(int prev, int token) const {
   if (token < 0 || token >= vocab_size()) return {};
   std::string_view piece = m_pieces[std::size_t(token)];
+  if (m_bpe) return m_types[std::size_t(token)] == 3 ? std::string() : ByteLevelBpe::to_bytes(piece);  // control tokens print nothing
   if (prev == m_bos && !piece.empty() && piece[0] == ' ') piece.remove_prefix(1);
   if (const int b = byte_piece(piece); b >= 0) return std::string(1, char(b));
   return std::string(piece);
 }
 
 std::vector<std::string> Tokenizer::gguf_pieces() const {
+  if (m_bpe) return m_pieces;
   std::vector<std::string> out;
   out.reserve(m_pieces.size());
   for (std::size_t i = 0; i < m_pieces.size(); ++i) {
@@ -248,6 +296,21 @@ std::vector<std::string> Tokenizer::gguf_pieces() const {
     out.push_back(replace_all(p, " ", k_space_marker));
   }
   return out;
+}
+
+void Tokenizer::write_to(gguf::GgufWriter& w) const {
+  w.add_string("tokenizer.ggml.model", m_bpe ? "gpt2" : "llama");
+  if (m_bpe) {
+    w.add_string("tokenizer.ggml.pre", m_bpe->pre_name());
+    w.add_string_array("tokenizer.ggml.merges", m_bpe->merges());
+  }
+  w.add_string_array("tokenizer.ggml.tokens", gguf_pieces());
+  if (!m_bpe) w.add_float_array("tokenizer.ggml.scores", m_scores);
+  w.add_int32_array("tokenizer.ggml.token_type", m_types);
+  w.add_uint32("tokenizer.ggml.bos_token_id", std::uint32_t(m_bos));
+  w.add_uint32("tokenizer.ggml.eos_token_id", std::uint32_t(m_eos));
+  if (!m_bpe) w.add_uint32("tokenizer.ggml.unknown_token_id", std::uint32_t(m_unk));
+  w.add_bool("tokenizer.ggml.add_bos_token", m_add_bos);
 }
 
 }  // namespace trilemma::engine

@@ -388,7 +388,7 @@ void add_eval_command(CLI::App& app, Handler& handler) {
   static EvalFlags v;
   auto* ev = app.add_subcommand("eval", "Perplexity, KL divergence and top-1 agreement of a configuration vs full precision");
   ev->add_option("--model,-m", v.model, "model file (a catalog id evaluates synthetic weights)");
-  ev->add_option("--tokenizer", v.tokenizer, "llama2.c tokenizer.bin");
+  ev->add_option("--tokenizer", v.tokenizer, "llama2.c tokenizer.bin, or a GGUF file whose vocabulary to use");
   ev->add_option("--synthetic", v.synthetic, "catalog model id: synthetic weights of its shape");
   ev->add_option("--weights", v.weights, engine_weight_format_names());
   ev->add_option("--text", v.text, "plain text to score")->required();
@@ -407,7 +407,7 @@ void add_run_command(CLI::App& app, Handler& handler) {
   static RunFlags r;
   auto* run = app.add_subcommand("run", "Generate text with the embedded engine and measure TTFT, tok/s and memory");
   run->add_option("--model,-m", r.model, "GGUF or llama2.c checkpoint (a catalog id runs synthetic weights)");
-  run->add_option("--tokenizer", r.tokenizer, "llama2.c tokenizer.bin (GGUF files carry their own)");
+  run->add_option("--tokenizer", r.tokenizer, "llama2.c tokenizer.bin, or a GGUF file whose vocabulary to use (GGUF models carry their own)");
   run->add_option("--synthetic", r.synthetic, "catalog model id: deterministic synthetic weights of its shape");
   run->add_option("--weights", r.weights, engine_weight_format_names() + " (default: as stored)");
   run->add_option("--threads", r.threads, "0 = all cores")->capture_default_str()->check(CLI::Range(0, 1024));
@@ -438,7 +438,7 @@ void add_export_command(CLI::App& app, Handler& handler) {
   static ExportFlags e;
   auto* ex = app.add_subcommand("export", "Write a model as GGUF (f16, q8_0, q4_0) for other GGUF readers");
   ex->add_option("--model,-m", e.model, "source model file (a catalog id exports synthetic weights)");
-  ex->add_option("--tokenizer", e.tokenizer, "llama2.c tokenizer.bin");
+  ex->add_option("--tokenizer", e.tokenizer, "llama2.c tokenizer.bin, or a GGUF file whose vocabulary to embed");
   ex->add_option("--synthetic", e.synthetic, "catalog model id: synthetic weights of its shape");
   ex->add_option("--weights", e.weights, "f32, f16, q8_0, q4_0 (default: the plan's)");
   ex->add_option("--plan", e.plan, "plan document (plan --json): takes its weight format and model");

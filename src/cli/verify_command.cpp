@@ -208,7 +208,7 @@ void add_verify_command(CLI::App& app, Handler& handler) {
   cmd->add_option("--plan", f.plan, "plan document from `plan --json`");
   cmd->add_option("--model,-m", f.model, "catalog model id (its shape; synthetic weights unless --model-file)");
   cmd->add_option("--model-file", f.model_file, "real weights for the model (GGUF or llama2.c); checked against its shape");
-  cmd->add_option("--tokenizer", f.tokenizer, "llama2.c tokenizer for --model-file");
+  cmd->add_option("--tokenizer", f.tokenizer, "llama2.c tokenizer.bin (or a GGUF vocabulary) for --model-file");
   cmd->add_option("--weights", f.weights, "weight format to run (engine formats: " + engine_weight_format_names() + ")");
   cmd->add_option("--threads", f.threads, "threads (default: the plan's, at most this machine's cores)")->check(CLI::Range(0, 1024));
   cmd->add_option("--cores", f.cores, devices::k_cores_option_help)

@@ -9,13 +9,17 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <algorithm>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "engine/gguf/gguf_file.hpp"
+#include "engine/gguf/gguf_writer.hpp"
 #include "engine/model/loaders.hpp"
 #include "engine/quant/kernel_table.hpp"
 #include "engine/tokenizer/tokenizer.hpp"
+#include "engine/tokenizer/unicode_classes.hpp"
 #include "greedy_compare.hpp"
 #include "run_binary.hpp"
 #include "shared_data.hpp"
@@ -134,5 +138,120 @@ TEST_CASE("interop: k-quant tensors (q2_k .. q6_k) decode as llama.cpp decodes t
       CHECK(d.agreeing >= k_steps * 3 / 4);
     }
     std::filesystem::remove(file);
+  }
+}
+
+namespace {
+
+// BPE merges learned from `text` (the most frequent adjacent pair inside llama3 words, the
+// smallest spelling on ties), so the vocabulary has real multi-byte words to merge into.
+std::vector<std::string> learn_merges(const std::string& text, int count) {
+  std::vector<std::vector<std::string>> words;
+  const auto pre = *engine::find_pre_tokenizer("llama-bpe");
+  for (const auto& w : engine::pre_tokenize(pre, text)) {
+    std::vector<std::string> symbols;
+    for (const char32_t cp : engine::unicode::code_points(engine::ByteLevelBpe::from_bytes(w)))
+      engine::unicode::append_utf8(cp, symbols.emplace_back());
+    words.push_back(std::move(symbols));
+  }
+  std::vector<std::string> merges;
+  while (int(merges.size()) < count) {
+    std::map<std::pair<std::string, std::string>, int> pairs;
+    for (const auto& w : words)
+      for (std::size_t i = 0; i + 1 < w.size(); ++i) ++pairs[{w[i], w[i + 1]}];
+    if (pairs.empty()) break;
+    auto best = pairs.begin();
+    for (auto it = pairs.begin(); it != pairs.end(); ++it)
+      if (it->second > best->second) best = it;
+    merges.push_back(best->first.first + " " + best->first.second);
+    for (auto& w : words)
+      for (std::size_t i = 0; i + 1 < w.size(); ++i)
+        if (w[i] == best->first.first && w[i + 1] == best->first.second) {
+          w[i] += w[i + 1];
+          w.erase(w.begin() + std::ptrdiff_t(i) + 1);
+        }
+  }
+  return merges;
+}
+
+}  // namespace
+
+// Byte-level BPE (GGUF model "gpt2": Llama 3, Qwen, SmolLM): a 512-token vocabulary learned
+// from the shared evaluation text and the texts below, written with each pre-tokenizer trilemma knows, embedded in
+// a model by `trilemma export --tokenizer VOCAB.gguf`; llama.cpp's tokenization of texts that
+// exercise every rule (contractions in both cases, digit runs, punctuation before line breaks,
+// runs of spaces, tabs, non-ASCII letters and symbols) must equal trilemma's.
+TEST_CASE("interop: byte-level BPE vocabularies (llama3, qwen2, gpt2 pre-tokenizers) tokenize as llama.cpp does", "[interop]") {
+  const auto eval_text = testing::shared_file("models/eval-stories.txt");
+  const std::string training = testing::run_command("cat " + quoted(eval_text.string())).out;
+  REQUIRE(training.size() > 1000);
+  std::vector<std::string> texts = {
+      "Once upon a time, there was a little girl named Lily.",
+      "I'm sure you're right; DON'T you'LL see? We'd 've 'Sunday 'Twas WE'VEry",
+      "12345 67 8.5e10 2026-12-03",
+      "Wow!!\n\nThe end...\r\n  \n  next   line   ",
+      "\ttabs\tand  double  spaces ",
+      "x \n \n y\t\n\t\nz",
+      "caf\xC3\xA9 na\xC3\xAFve Gr\xC3\xBC\xC3\x9F" "e \xE6\x9D\xB1\xE4\xBA\xAC\xF0\x9F\x99\x82 \xD9\xA3\xD9\xA4 \xC2\xBD",
+      "a\xC2\xA0" "b \xE2\x80\x94 <|end_of_text|> x"};
+  // Trained on the texts too, so merges cross every boundary a rule draws (digit runs, space
+  // runs, punctuation with line breaks): a word cut elsewhere would tokenize differently.
+  std::string corpus = training;
+  for (int k = 0; k < 20; ++k)
+    for (const auto& t : texts) corpus += t;
+  const std::vector<std::string> merges = learn_merges(corpus, 253);
+  REQUIRE(merges.size() == 253);
+  std::vector<std::string> pieces;
+  for (int b = 0; b < 256; ++b) pieces.push_back(engine::ByteLevelBpe::from_bytes(std::string(1, char(b))));
+  for (const auto& m : merges) {  // two merges may spell the same piece: one token each
+    const std::string piece = m.substr(0, m.find(' ')) + m.substr(m.find(' ') + 1);
+    if (std::find(pieces.begin(), pieces.end(), piece) == pieces.end()) pieces.push_back(piece);
+  }
+  // A whole word of a text the merges never saw, so no merge sequence reaches it: llama3's
+  // ignore_merges takes it whole, the others spell it from smaller pieces.
+  const std::string unseen = engine::ByteLevelBpe::from_bytes(" Xylophone");
+  if (std::find(pieces.begin(), pieces.end(), unseen) == pieces.end()) pieces.push_back(unseen);
+  texts.push_back("a Xylophone, Xylophones");
+  const std::size_t normal = pieces.size();
+  for (const char* special : {"<|begin_of_text|>", "<|end_of_text|>"}) pieces.push_back(special);
+  while (pieces.size() < 512) pieces.push_back("<|reserved_" + std::to_string(pieces.size()) + "|>");
+  std::vector<std::int32_t> types(pieces.size(), 1);
+  for (std::size_t i = normal; i < pieces.size(); ++i) types[i] = 3;
+  for (const char* pre_name : {"llama-bpe", "qwen2", "gpt-2"}) {
+    CAPTURE(pre_name);
+    const auto pre = engine::find_pre_tokenizer(pre_name);
+    REQUIRE(pre.has_value());
+    const int bos = int(normal);
+    const auto tok = engine::Tokenizer::byte_level(pieces, types, engine::ByteLevelBpe(pre_name, *pre, merges), bos, bos + 1, true);
+    gguf::GgufWriter vocab_writer;
+    tok.write_to(vocab_writer);
+    const auto vocab = std::filesystem::temp_directory_path() / ("trilemma_interop_vocab_" + std::string(pre_name) + ".gguf");
+    const auto model = std::filesystem::temp_directory_path() / ("trilemma_interop_bpe_" + std::string(pre_name) + ".gguf");
+    REQUIRE(vocab_writer.write(vocab).ok());
+    const auto exported = testing::run_trilemma("export --synthetic " + quoted((k_peer_dir / "k256-llama.yaml").string()) +
+                                                " --tokenizer " + quoted(vocab.string()) + " --weights f32 --out " + quoted(model.string()));
+    INFO(exported.out);
+    REQUIRE(exported.code == 0);
+    std::string command = "node " + quoted((k_peer_dir / "llama_cpp_peer.mjs").string()) + " " + quoted(model.string()) + " 1";
+    for (const auto& text : texts) command += " " + quoted(text);
+    const auto peer = testing::run_command(command + " 2>&1");
+    INFO(peer.out);
+    REQUIRE(peer.code == 0);
+    const auto j = json::parse(peer.out);
+    auto file = gguf::GgufFile::open(model);
+    REQUIRE(file.ok());
+    auto ours = engine::Tokenizer::from_gguf(*file);
+    REQUIRE(ours.ok());
+    REQUIRE(ours->bpe() != nullptr);
+    for (std::size_t i = 0; i < texts.size(); ++i) {
+      CAPTURE(texts[i]);
+      const auto encoded = ours->encode(texts[i], false, false);
+      CHECK(j["tokens"][i].get<std::vector<int>>() == encoded);
+      std::string decoded;
+      for (int t : encoded) decoded += ours->decode(-1, t);
+      CHECK(decoded == texts[i]);
+    }
+    std::filesystem::remove(vocab);
+    std::filesystem::remove(model);
   }
 }
