@@ -16,7 +16,7 @@ std::int64_t units_of(std::int64_t rows) { return (rows + k_unit_rows - 1) / k_u
 
 void Matmul::run(const float* x, int n, std::int64_t cols, std::span<const MatmulJob> jobs) {
   // Which activation formats are needed, each quantized once.
-  std::array<TensorType, 2> act_types{};
+  std::array<TensorType, k_max_activation_formats> act_types{};
   int act_count = 0;
   struct Prepared {
     const Matrix* w;
@@ -46,7 +46,7 @@ void Matmul::run(const float* x, int n, std::int64_t cols, std::span<const Matmu
                         x4 ? w.x4_codes(0) : x16 ? w.x16_codes(0) : nullptr, x4 ? w.x4_scales(0) : x16 ? w.x16_scales(0) : nullptr});
     total_units += units_of(job.w->rows);
   }
-  std::array<std::size_t, 2> act_row_bytes{};
+  std::array<std::size_t, k_max_activation_formats> act_row_bytes{};
   for (int s = 0; s < act_count; ++s) {
     const FormatKernels& ak = *find_kernels(act_types[std::size_t(s)]);
     act_row_bytes[std::size_t(s)] = tensor_bytes(ak.weight, std::uint64_t(cols));
@@ -112,7 +112,9 @@ void Matmul::run(const float* x, int n, std::int64_t cols, std::span<const Matmu
 namespace trilemma::engine {
 
 std::uint64_t Matmul::scratch_bytes() const {
-  return m_act[0].capacity() + m_act[1].capacity() + m_panel.s8.capacity() + m_panel.u8.capacity() +
+  std::uint64_t act = 0;
+  for (const auto& a : m_act) act += a.capacity();
+  return act + m_panel.s8.capacity() + m_panel.u8.capacity() +
          4 * (m_panel.init.capacity() + m_panel.dy.capacity() + m_panel.zero.capacity());
 }
 

@@ -31,7 +31,10 @@ class Matmul {
  private:
   ThreadPool& m_pool;
   Isa m_isa;
-  std::vector<std::byte> m_act[2];  // quantized activations, one buffer per activation format
+  // Quantized activations, one buffer per activation format a call needs: f32 (f16/f32 rows),
+  // q8_0 (32-element formats), q8_k (k-quants); a file may mix all three in one call.
+  static constexpr int k_max_activation_formats = 3;
+  std::vector<std::byte> m_act[k_max_activation_formats];
   Q8Panel m_panel;                  // the Q8_0 activations regrouped for tile kernels
 };
 

@@ -3,6 +3,7 @@
 // shared tensor-type table so the two can never drift apart.
 #pragma once
 #include <cstdint>
+#include <cstring>
 
 #include "types/tensor_type.hpp"
 
@@ -75,6 +76,17 @@ inline void q3_k_scales(const std::uint8_t* packed, int out[16]) {
     out[t] = (low | (high << 4)) - 32;
   }
 }
+// The same sixteen scales, still biased by 32, as four little-endian words of bytes (ggml's
+// kmask shuffle), for the SIMD dots, which take them straight into a register.
+inline void q3_k_scale_words(const std::uint8_t* packed, std::uint32_t r[4]) {
+  std::uint32_t w[3];
+  std::memcpy(w, packed, 12);
+  const std::uint32_t four = 0x0f0f0f0fu, two = 0x03030303u;
+  r[0] = (w[0] & four) | ((w[2] & two) << 4);
+  r[1] = (w[1] & four) | (((w[2] >> 2) & two) << 4);
+  r[2] = ((w[0] >> 4) & four) | (((w[2] >> 4) & two) << 4);
+  r[3] = ((w[1] >> 4) & four) | (((w[2] >> 6) & two) << 4);
+}
 // 8 sub-blocks of 32: x = d * sc[j] * q - dmin * m[j], q in [0, 15]; sc, m are 6-bit packed in
 // `scales` (get_scale_min_k4). qs[32*p + l] holds elements 64p + l (low) and 64p + 32 + l (high).
 struct BlockQ4K {
@@ -92,6 +104,17 @@ inline void k_scale_min(int j, const std::uint8_t* q, std::uint8_t& d, std::uint
     m = std::uint8_t((q[j + 4] >> 4) | ((q[j - 0] >> 6) << 4));
   }
 }
+// All eight 6-bit scales and mins of a Q4_K / Q5_K block at once, as the bytes of four
+// little-endian words: bytes 0-7 the scales, 8-15 the mins (k_scale_min for j = 0..7).
+inline void k_scales_mins(const std::uint8_t* q, std::uint32_t r[4]) {
+  std::uint32_t w[3];
+  std::memcpy(w, q, 12);
+  const std::uint32_t six = 0x3f3f3f3fu, four = 0x0f0f0f0fu, two = 0x03030303u;
+  r[0] = w[0] & six;
+  r[1] = (w[2] & four) | (((w[0] >> 6) & two) << 4);
+  r[2] = w[1] & six;
+  r[3] = ((w[2] >> 4) & four) | (((w[1] >> 6) & two) << 4);
+}
 // As Q4_K with a fifth bit: qh[l] bit 2p is element 64p + l's, bit 2p+1 is element 64p+32+l's.
 struct BlockQ5K {
   std::uint16_t d, dmin;
@@ -105,6 +128,14 @@ struct BlockQ6K {
   std::uint8_t qh[k_qk_k / 4];
   std::int8_t scales[k_qk_k / 16];
   std::uint16_t d;
+};
+// The k-quants' activations (ggml's block_q8_K): x = d * q with one f32 scale per 256, and
+// the sums of each 16 codes, so a k-quant dot sums a whole super-block in integers and takes
+// its min terms (dmin * m_t * sum of activations) without touching the codes again.
+struct BlockQ8K {
+  float d;
+  std::int8_t qs[k_qk_k];
+  std::int16_t bsums[k_qk_k / 16];
 };
 // trilemma INT3: x = d * q + m, q in [0, 7]. Low two bits of element i at bits 2*(i/16) of
 // ql[i % 16]; the high bit at bit i % 8 of qh[i / 8]. 28 bytes per 64 weights.
@@ -122,7 +153,7 @@ struct BlockTq2 {
 // The shared table's block_bytes is runtime data; kernel_table_test checks it equals these.
 static_assert(sizeof(BlockQ8_0) == 34 && sizeof(BlockQ4_0) == 18);
 static_assert(sizeof(BlockQ4_1) == 20 && sizeof(BlockQ5_0) == 22 && sizeof(BlockQ5_1) == 24 && sizeof(BlockIq4Nl) == 18);
-static_assert(sizeof(BlockQ2K) == 84 && sizeof(BlockQ3K) == 110);
+static_assert(sizeof(BlockQ2K) == 84 && sizeof(BlockQ3K) == 110 && sizeof(BlockQ8K) == 292);
 static_assert(sizeof(BlockQ4K) == 144 && sizeof(BlockQ5K) == 176 && sizeof(BlockQ6K) == 210);
 static_assert(sizeof(BlockTq3) == 28 && sizeof(BlockTq2) == 20);
 

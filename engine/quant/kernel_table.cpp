@@ -1,5 +1,5 @@
 // The only file that lists which kernels exist. Rows are in TensorType order (checked below);
-// formats without kernels (the iq1/iq2/iq3 families, iq4_xs, q8_k, ...) have no row and the engine refuses to load them.
+// formats without kernels (the iq1/iq2/iq3 families, iq4_xs, ...) have no row and the engine refuses to load them.
 #include "engine/quant/kernel_table.hpp"
 
 #include "engine/quant/cpu_features.hpp"
@@ -50,16 +50,17 @@ constexpr std::array k_table = {
     FormatKernels{T::q5_1, T::q8_0, quantize_row_q5_1, dequantize_row_q5_1, dot_q5_1_q8_0_ref,
                   TRILEMMA_X86(dot_q5_1_q8_0_avx2), TRILEMMA_NEON(dot_q5_1_q8_0_neon),
                   1e-5f, 0.039f},
-    FormatKernels{T::q2_k, T::q8_0, quantize_row_q2_k, dequantize_row_q2_k, dot_q2_k_q8_0_ref, TRILEMMA_X86(dot_q2_k_q8_0_avx2), nullptr,
+    FormatKernels{T::q2_k, T::q8_k, quantize_row_q2_k, dequantize_row_q2_k, dot_q2_k_q8_k_ref, TRILEMMA_X86(dot_q2_k_q8_k_avx2), nullptr,
                   1e-5f, 0.34f},
-    FormatKernels{T::q3_k, T::q8_0, quantize_row_q3_k, dequantize_row_q3_k, dot_q3_k_q8_0_ref, TRILEMMA_X86(dot_q3_k_q8_0_avx2), nullptr,
+    FormatKernels{T::q3_k, T::q8_k, quantize_row_q3_k, dequantize_row_q3_k, dot_q3_k_q8_k_ref, TRILEMMA_X86(dot_q3_k_q8_k_avx2), nullptr,
                   1e-5f, 0.17f},
-    FormatKernels{T::q4_k, T::q8_0, quantize_row_q4_k, dequantize_row_q4_k, dot_q4_k_q8_0_ref, TRILEMMA_X86(dot_q4_k_q8_0_avx2), nullptr,
+    FormatKernels{T::q4_k, T::q8_k, quantize_row_q4_k, dequantize_row_q4_k, dot_q4_k_q8_k_ref, TRILEMMA_X86(dot_q4_k_q8_k_avx2), nullptr,
                   1e-5f, 0.085f},
-    FormatKernels{T::q5_k, T::q8_0, quantize_row_q5_k, dequantize_row_q5_k, dot_q5_k_q8_0_ref, TRILEMMA_X86(dot_q5_k_q8_0_avx2), nullptr,
+    FormatKernels{T::q5_k, T::q8_k, quantize_row_q5_k, dequantize_row_q5_k, dot_q5_k_q8_k_ref, TRILEMMA_X86(dot_q5_k_q8_k_avx2), nullptr,
                   1e-5f, 0.042f},
-    FormatKernels{T::q6_k, T::q8_0, quantize_row_q6_k, dequantize_row_q6_k, dot_q6_k_q8_0_ref, TRILEMMA_X86(dot_q6_k_q8_0_avx2), nullptr,
+    FormatKernels{T::q6_k, T::q8_k, quantize_row_q6_k, dequantize_row_q6_k, dot_q6_k_q8_k_ref, TRILEMMA_X86(dot_q6_k_q8_k_avx2), nullptr,
                   1e-5f, 0.021f},
+    FormatKernels{T::q8_k, T::q8_k, quantize_row_q8_k, dequantize_row_q8_k, dot_q8_k_q8_k_ref, nullptr, nullptr, 1e-5f, 0.0075f},
     FormatKernels{T::iq4_nl, T::q8_0, quantize_row_iq4_nl, dequantize_row_iq4_nl, dot_iq4_nl_q8_0_ref,
                   TRILEMMA_X86(dot_iq4_nl_q8_0_avx2), TRILEMMA_NEON(dot_iq4_nl_q8_0_neon),
                   1e-5f, 0.083f},

@@ -3,14 +3,15 @@
 // files quantized by llama.cpp decode to the same floats. The quantizers here are trilemma's
 // plain min/max ones (ggml searches scales and does better): good enough to exercise the
 // kernels and to write valid blocks, not tuned for accuracy.
-// Dots pair with Q8_0 activations: every 32-weight activation block lies inside one k-quant
-// sub-block (Q4_K/Q5_K) or two (Q6_K), so each contributes dy * (d * sc * sum(q * y) - ...).
+// Dots pair with Q8_K activations (one scale per 256, sums per 16), as ggml's do: each super-block
+// is summed in integers (q8k_dot.hpp).
 #include <algorithm>
 #include <cmath>
 
 #include "engine/quant/blocks.hpp"
 #include "engine/quant/fp16.hpp"
 #include "engine/quant/kernels.hpp"
+#include "engine/quant/q8k_dot.hpp"
 
 namespace trilemma::engine {
 namespace {
@@ -58,19 +59,21 @@ void dequantize_k(const void* x, float* y, std::int64_t n) {
 template <class Block>
 float dot_k(const void* w, const void* a, std::int64_t n) {
   const auto* b = static_cast<const Block*>(w);
-  const auto* y = static_cast<const BlockQ8_0*>(a);
+  const auto* y = static_cast<const BlockQ8K*>(a);
   UnpackedK u;
+  KSuperBlock k;
   float sum = 0.0f;
   for (std::int64_t i = 0; i < n / k_qk_k; ++i) {
     unpack_k(b[i], u);
-    for (int j = 0; j < 8; ++j, ++y) {
-      int qy = 0, sy = 0;
-      for (int l = 0; l < 32; ++l) {
-        qy += u.q[32 * j + l] * y->qs[l];
-        sy += y->qs[l];
-      }
-      sum += fp16_to_fp32(y->d) * (u.d[j] * float(qy) - u.m[j] * float(sy));
+    k.d = fp16_to_fp32(b[i].d), k.dmin = fp16_to_fp32(b[i].dmin);
+    for (int j = 0; j < 8; ++j) {
+      std::uint8_t sc, m;
+      k_scale_min(j, b[i].scales, sc, m);
+      k.sc[2 * j] = k.sc[2 * j + 1] = sc;
+      k.m[2 * j] = k.m[2 * j + 1] = m;
     }
+    for (int e = 0; e < k_qk_k; ++e) k.code[e] = u.q[e];
+    sum += dot_super_block_q8k(k, y[i]);
   }
   return sum;
 }
@@ -148,8 +151,8 @@ void quantize_row_q4_k(const float* x, void* y, std::int64_t n) { quantize_k<Blo
 void quantize_row_q5_k(const float* x, void* y, std::int64_t n) { quantize_k<BlockQ5K, 31>(x, y, n); }
 void dequantize_row_q4_k(const void* x, float* y, std::int64_t n) { dequantize_k<BlockQ4K>(x, y, n); }
 void dequantize_row_q5_k(const void* x, float* y, std::int64_t n) { dequantize_k<BlockQ5K>(x, y, n); }
-float dot_q4_k_q8_0_ref(const void* w, const void* a, std::int64_t n) { return dot_k<BlockQ4K>(w, a, n); }
-float dot_q5_k_q8_0_ref(const void* w, const void* a, std::int64_t n) { return dot_k<BlockQ5K>(w, a, n); }
+float dot_q4_k_q8_k_ref(const void* w, const void* a, std::int64_t n) { return dot_k<BlockQ4K>(w, a, n); }
+float dot_q5_k_q8_k_ref(const void* w, const void* a, std::int64_t n) { return dot_k<BlockQ5K>(w, a, n); }
 
 void quantize_row_q6_k(const float* x, void* out, std::int64_t n) {
   auto* b = static_cast<BlockQ6K*>(out);
@@ -201,22 +204,17 @@ void dequantize_row_q6_k(const void* x, float* y, std::int64_t n) {
   }
 }
 
-float dot_q6_k_q8_0_ref(const void* w, const void* a, std::int64_t n) {
+float dot_q6_k_q8_k_ref(const void* w, const void* a, std::int64_t n) {
   const auto* b = static_cast<const BlockQ6K*>(w);
-  const auto* y = static_cast<const BlockQ8_0*>(a);
-  int q[k_qk_k];
+  const auto* y = static_cast<const BlockQ8K*>(a);
+  KSuperBlock k;
   float s[16];
   float sum = 0.0f;
   for (std::int64_t i = 0; i < n / k_qk_k; ++i) {
-    unpack_q6_k(b[i], q, s);
-    for (int j = 0; j < 8; ++j, ++y) {
-      int lo = 0, hi = 0;
-      for (int l = 0; l < 16; ++l) {
-        lo += q[32 * j + l] * y->qs[l];
-        hi += q[32 * j + 16 + l] * y->qs[16 + l];
-      }
-      sum += fp16_to_fp32(y->d) * (s[2 * j] * float(lo) + s[2 * j + 1] * float(hi));
-    }
+    unpack_q6_k(b[i], k.code, s);
+    k.d = fp16_to_fp32(b[i].d), k.dmin = 0.0f;
+    for (int t = 0; t < 16; ++t) k.sc[t] = b[i].scales[t], k.m[t] = 0;
+    sum += dot_super_block_q8k(k, y[i]);
   }
   return sum;
 }

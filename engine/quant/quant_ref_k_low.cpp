@@ -3,13 +3,14 @@
 // dequantize_row_q2_K / q3_K), so files quantized by llama.cpp decode to the same floats. The
 // quantizers are trilemma's plain min/max ones (ggml searches scales and does far better at
 // these bits): they write valid blocks to test the kernels with, not competitive files.
-// Dots pair with Q8_0 activations: each 32-weight activation block spans two sub-blocks.
+// Dots pair with Q8_K activations, summed per super-block in integers (q8k_dot.hpp).
 #include <algorithm>
 #include <cmath>
 
 #include "engine/quant/blocks.hpp"
 #include "engine/quant/fp16.hpp"
 #include "engine/quant/kernels.hpp"
+#include "engine/quant/q8k_dot.hpp"
 
 namespace trilemma::engine {
 namespace {
@@ -60,27 +61,32 @@ void dequantize(const void* x, float* y, std::int64_t n) {
   }
 }
 
+// The integer form of a super-block for the dot: q2_k's 4-bit scale and min, q3_k's 6-bit
+// signed scale.
+void integer_form(const BlockQ2K& b, const Unpacked& u, KSuperBlock& k) {
+  k.d = fp16_to_fp32(b.d), k.dmin = fp16_to_fp32(b.dmin);
+  for (int t = 0; t < 16; ++t) k.sc[t] = b.scales[t] & 0xF, k.m[t] = b.scales[t] >> 4;
+  for (int e = 0; e < k_qk_k; ++e) k.code[e] = u.code[e];
+}
+
+void integer_form(const BlockQ3K& b, const Unpacked& u, KSuperBlock& k) {
+  k.d = fp16_to_fp32(b.d), k.dmin = 0.0f;
+  q3_k_scales(b.scales, k.sc);
+  for (int t = 0; t < 16; ++t) k.m[t] = 0;
+  for (int e = 0; e < k_qk_k; ++e) k.code[e] = u.code[e];
+}
+
 template <class Block>
 float dot(const void* w, const void* a, std::int64_t n) {
   const auto* b = static_cast<const Block*>(w);
-  const auto* y = static_cast<const BlockQ8_0*>(a);
+  const auto* y = static_cast<const BlockQ8K*>(a);
   Unpacked u;
+  KSuperBlock k;
   float sum = 0.0f;
   for (std::int64_t i = 0; i < n / k_qk_k; ++i) {
     unpack(b[i], u);
-    for (int j = 0; j < 8; ++j, ++y) {
-      float block = 0.0f;
-      for (int h = 0; h < 2; ++h) {
-        const int t = 2 * j + h;
-        int qy = 0, sy = 0;
-        for (int l = 0; l < 16; ++l) {
-          qy += u.code[16 * t + l] * y->qs[16 * h + l];
-          sy += y->qs[16 * h + l];
-        }
-        block += u.scale[t] * float(qy) - u.offset[t] * float(sy);
-      }
-      sum += fp16_to_fp32(y->d) * block;
-    }
+    integer_form(b[i], u, k);
+    sum += dot_super_block_q8k(k, y[i]);
   }
   return sum;
 }
@@ -151,7 +157,7 @@ void quantize_row_q3_k(const float* x, void* out, std::int64_t n) {
 
 void dequantize_row_q2_k(const void* x, float* y, std::int64_t n) { dequantize<BlockQ2K>(x, y, n); }
 void dequantize_row_q3_k(const void* x, float* y, std::int64_t n) { dequantize<BlockQ3K>(x, y, n); }
-float dot_q2_k_q8_0_ref(const void* w, const void* a, std::int64_t n) { return dot<BlockQ2K>(w, a, n); }
-float dot_q3_k_q8_0_ref(const void* w, const void* a, std::int64_t n) { return dot<BlockQ3K>(w, a, n); }
+float dot_q2_k_q8_k_ref(const void* w, const void* a, std::int64_t n) { return dot<BlockQ2K>(w, a, n); }
+float dot_q3_k_q8_k_ref(const void* w, const void* a, std::int64_t n) { return dot<BlockQ3K>(w, a, n); }
 
 }  // namespace trilemma::engine

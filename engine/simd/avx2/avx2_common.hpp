@@ -40,6 +40,17 @@ inline __m256 exp_ps(__m256 x) {
   return _mm256_andnot_ps(underflow, _mm256_mul_ps(p, _mm256_castsi256_ps(pow2n)));
 }
 
+// Sixteen int16 sub-block scales (lanes 0-7 of `half` hold scales 8h..8h+7 in both 128-bit
+// halves, from broadcast_half) -> lanes 0-7 = scale 8h + 2k, lanes 8-15 = scale 8h + 2k + 1:
+// the madd multipliers of the 32 codes that span sub-blocks 8h + 2k and 8h + 2k + 1.
+inline __m256i broadcast_half(__m256i scales16, int h) {
+  return _mm256_broadcastsi128_si256(h == 0 ? _mm256_castsi256_si128(scales16) : _mm256_extracti128_si256(scales16, 1));
+}
+inline __m256i scale_pair(__m256i half, int k) {
+  const auto pick = [](int e) { return _mm_set1_epi16(std::int16_t(((2 * e + 1) << 8) | (2 * e))); };
+  return _mm256_shuffle_epi8(half, _mm256_insertf128_si256(_mm256_castsi128_si256(pick(2 * k)), pick(2 * k + 1), 1));
+}
+
 // Eight vectors -> one vector of their eight sums, lane p = ((a0+a1)+(a2+a3))+((a4+a5)+(a6+a7))
 // of v[p]'s lanes a0..a7. sum1 is the same tree for one vector, so a dot reduced alone gets
 // the bits it gets reduced among seven others (the KV score kernels rely on it).

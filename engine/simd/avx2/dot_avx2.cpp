@@ -165,18 +165,26 @@ float dot_q5_1_q8_0_avx2(const void* w, const void* a, std::int64_t n) {
 }
 namespace {
 
-// Q4_K / Q5_K: each 32-code sub-block against one Q8_0 block, d * sc * sum(q y) - dmin * m *
-// sum(y), as the reference sums it. Codes are unsigned (0..15, 0..31), so maddubs takes them
-// against the signed activations without overflow.
+// Q4_K / Q5_K against Q8_K: per super-block, each 32-code sub-block's maddubs pair sums are
+// weighted by its 6-bit scale in the madd and summed in int32 across the super-block; one
+// convert and FMA per 256 codes. The min term is the 16 activation sums (bsums) against the
+// mins, one madd. Codes are unsigned (0..15, 0..31), so maddubs takes them as they are.
 template <class Block>
-float dot_k_quant(const Block* b, const BlockQ8_0* y, std::int64_t blocks) {
+float dot_k_quant(const Block* b, const BlockQ8K* y, std::int64_t blocks) {
   const __m256i low4 = _mm256_set1_epi8(0x0F), ones8 = _mm256_set1_epi8(1);
-  __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
-  for (std::int64_t i = 0; i < blocks; ++i) {
-    const float d = fp16(b[i].d), dmin = fp16(b[i].dmin);
+  __m256 acc = _mm256_setzero_ps();
+  __m128 acc_min = _mm_setzero_ps();
+  for (std::int64_t i = 0; i < blocks; ++i, ++y) {
+    std::uint32_t words[4];  // into a register by value: a 16-byte reload of four 4-byte stores would stall
+    k_scales_mins(b[i].scales, words);
+    const __m256i sm = _mm256_cvtepu8_epi16(_mm_setr_epi32(int(words[0]), int(words[1]), int(words[2]), int(words[3])));
+    // The scales (int16) in both lanes, so one byte shuffle broadcasts sub-block j's.
+    const __m256i scales = _mm256_broadcastsi128_si256(_mm256_castsi256_si128(sm));
     __m256i qh;
     if constexpr (sizeof(Block) == sizeof(BlockQ5K)) qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b[i].qh));
-    for (int p = 0; p < 4; ++p, y += 2) {
+    __m256i isum = _mm256_setzero_si256();
+#pragma GCC unroll 4
+    for (int p = 0; p < 4; ++p) {
       const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b[i].qs + 32 * p));
       __m256i q[2] = {_mm256_and_si256(v, low4), _mm256_and_si256(_mm256_srli_epi16(v, 4), low4)};
       if constexpr (sizeof(Block) == sizeof(BlockQ5K)) {
@@ -185,44 +193,52 @@ float dot_k_quant(const Block* b, const BlockQ8_0* y, std::int64_t blocks) {
         q[1] = _mm256_or_si256(q[1], _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * p + 1), ones8), 4));
       }
       for (int h = 0; h < 2; ++h) {
-        std::uint8_t sc, m;
-        k_scale_min(2 * p + h, b[i].scales, sc, m);
-        const __m256i qy = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y[h].qs));
-        const float dy = fp16(y[h].d);
-        acc0 = _mm256_fmadd_ps(_mm256_set1_ps(dy * d * sc), _mm256_cvtepi32_ps(dot_u8(q[h], qy)), acc0);
-        acc1 = _mm256_fmadd_ps(_mm256_set1_ps(-dy * dmin * m), _mm256_cvtepi32_ps(dot_u8(ones8, qy)), acc1);
+        const int j = 2 * p + h;
+        const __m256i scale = _mm256_shuffle_epi8(scales, _mm256_set1_epi16(std::int16_t(0x0100 * (2 * j + 1) + 2 * j)));
+        const __m256i qy = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y->qs + 32 * j));
+        isum = _mm256_add_epi32(isum, _mm256_madd_epi16(_mm256_maddubs_epi16(q[h], qy), scale));
       }
     }
+    // Min term: the activations' sums per 32 (pairs of bsums) against the 8 mins.
+    const __m256i bsums = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y->bsums));
+    const __m128i sums32 = _mm_hadd_epi16(_mm256_castsi256_si128(bsums), _mm256_extracti128_si256(bsums, 1));
+    const __m128i mins = _mm_madd_epi16(sums32, _mm256_extracti128_si256(sm, 1));
+    acc = _mm256_fmadd_ps(_mm256_set1_ps(y->d * fp16(b[i].d)), _mm256_cvtepi32_ps(isum), acc);
+    acc_min = _mm_fmadd_ps(_mm_set1_ps(-y->d * fp16(b[i].dmin)), _mm_cvtepi32_ps(mins), acc_min);
   }
-  return hsum(_mm256_add_ps(acc0, acc1));
+  __m128 s = _mm_add_ps(_mm_add_ps(_mm256_castps256_ps128(acc), _mm256_extractf128_ps(acc, 1)), acc_min);
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
 }
 
-// Q6_K: 6-bit codes c with value c - 32 and an int8 scale per 16 codes. Each 32-code piece
-// (one Q8_0 block) is rebuilt from its low-nibble and two-bit planes as in the reference's
-// unpack; the sign trick takes the signed codes through maddubs, and madd applies the two
-// scales of the piece (16 codes each) in the same step, so the integer sum per block is exact.
-float dot_q6_k(const BlockQ6K* b, const BlockQ8_0* y, std::int64_t blocks) {
+// Q6_K against Q8_K: 6-bit codes c with value c - 32 and an int8 scale per 16 codes. Each
+// 32-code piece is rebuilt from its low-nibble and two-bit planes as in the reference's
+// unpack; the sign trick takes the signed codes through maddubs, madd applies the piece's two
+// scales, and the int32 sums run over the whole super-block.
+float dot_q6_k(const BlockQ6K* b, const BlockQ8K* y, std::int64_t blocks) {
   const __m256i low4 = _mm256_set1_epi8(0x0F), low2 = _mm256_set1_epi8(3), bias = _mm256_set1_epi8(32);
   __m256 acc = _mm256_setzero_ps();
-  for (std::int64_t i = 0; i < blocks; ++i) {
-    const float d = fp16(b[i].d);
+  for (std::int64_t i = 0; i < blocks; ++i, ++y) {
+    const __m256i scales16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b[i].scales)));
+    __m256i isum = _mm256_setzero_si256();
     for (int h = 0; h < 2; ++h) {
+      const __m256i half = avx2::broadcast_half(scales16, h);
       const __m256i l0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b[i].ql + 64 * h));
       const __m256i l1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b[i].ql + 64 * h + 32));
       const __m256i hb = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b[i].qh + 32 * h));
       const __m256i lows[4] = {_mm256_and_si256(l0, low4), _mm256_and_si256(l1, low4),
                                _mm256_and_si256(_mm256_srli_epi16(l0, 4), low4),
                                _mm256_and_si256(_mm256_srli_epi16(l1, 4), low4)};
-      for (int k = 0; k < 4; ++k, ++y) {
+#pragma GCC unroll 4
+      for (int k = 0; k < 4; ++k) {
         const __m256i high = _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 2 * k), low2), 4);
         const __m256i q = _mm256_sub_epi8(_mm256_or_si256(lows[k], high), bias);
-        const __m256i qy = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y->qs));
+        const __m256i qy = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y->qs + 128 * h + 32 * k));
         const __m256i pairs = _mm256_maddubs_epi16(_mm256_sign_epi8(q, q), _mm256_sign_epi8(qy, q));
-        const int t = 8 * h + 2 * k;
-        const __m256i scales = set_m128i(_mm_set1_epi16(b[i].scales[t + 1]), _mm_set1_epi16(b[i].scales[t]));
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(d * fp16(y->d)), _mm256_cvtepi32_ps(_mm256_madd_epi16(pairs, scales)), acc);
+        isum = _mm256_add_epi32(isum, _mm256_madd_epi16(pairs, avx2::scale_pair(half, k)));
       }
     }
+    acc = _mm256_fmadd_ps(_mm256_set1_ps(y->d * fp16(b[i].d)), _mm256_cvtepi32_ps(isum), acc);
   }
   return hsum(acc);
 }
@@ -274,14 +290,14 @@ float dot_tq3_t_q8_0_avx2(const void* w, const void* a, std::int64_t n) {
   return hsum(acc);
 }
 
-float dot_q4_k_q8_0_avx2(const void* w, const void* a, std::int64_t n) {
-  return dot_k_quant(static_cast<const BlockQ4K*>(w), static_cast<const BlockQ8_0*>(a), n / k_qk_k);
+float dot_q4_k_q8_k_avx2(const void* w, const void* a, std::int64_t n) {
+  return dot_k_quant(static_cast<const BlockQ4K*>(w), static_cast<const BlockQ8K*>(a), n / k_qk_k);
 }
-float dot_q5_k_q8_0_avx2(const void* w, const void* a, std::int64_t n) {
-  return dot_k_quant(static_cast<const BlockQ5K*>(w), static_cast<const BlockQ8_0*>(a), n / k_qk_k);
+float dot_q5_k_q8_k_avx2(const void* w, const void* a, std::int64_t n) {
+  return dot_k_quant(static_cast<const BlockQ5K*>(w), static_cast<const BlockQ8K*>(a), n / k_qk_k);
 }
-float dot_q6_k_q8_0_avx2(const void* w, const void* a, std::int64_t n) {
-  return dot_q6_k(static_cast<const BlockQ6K*>(w), static_cast<const BlockQ8_0*>(a), n / k_qk_k);
+float dot_q6_k_q8_k_avx2(const void* w, const void* a, std::int64_t n) {
+  return dot_q6_k(static_cast<const BlockQ6K*>(w), static_cast<const BlockQ8K*>(a), n / k_qk_k);
 }
 
 }  // namespace trilemma::engine
