@@ -34,6 +34,9 @@ struct FormatKernels {
   // rows are a multiple of 16 (and cols of 128); the x4 tile takes the rest.
   PackStripFn pack_x16 = nullptr;
   StripFn strip_x16_avx512 = nullptr;
+  // AVX2 one-row-several-tokens twin of dot_avx2 (kernels.hpp DotMultiFn), for prefill in ggml
+  // layout: the row's unpacking is shared by up to k_dot_multi_tokens tokens.
+  DotMultiFn dot_multi_avx2 = nullptr;
 };
 
 // avx512vnni implies avx2: formats without a tile use their avx2 dot. dotprod implies neon:
@@ -56,6 +59,8 @@ TileFn select_tile(const FormatKernels& k, Isa isa);
 StripFn select_strip(const FormatKernels& k, Isa isa);
 // The rows x tokens kernel for `isa`, or nullptr (then the matmul calls the dot per row and token).
 RowsFn select_rows(const FormatKernels& k, Isa isa);
+// The multi-token twin of select_dot's column for `isa`, or nullptr.
+DotMultiFn select_dot_multi(const FormatKernels& k, Isa isa);
 // Which column the matmul uses for this format under `isa`, for reports.
 Isa dot_isa(const FormatKernels& k, Isa isa);
 

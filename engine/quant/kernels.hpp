@@ -33,6 +33,12 @@ using StripFn = void (*)(const std::uint8_t* codes, const std::uint16_t* scales,
 using RowsFn = void (*)(const void* w, std::size_t w_row_bytes, int rows, const float* x, std::size_t x_stride, int nt,
                         std::int64_t n, float* out, std::size_t out_stride);
 
+// One weight row against nt <= k_dot_multi_tokens activation rows (token t at a + t * a_stride
+// bytes): out[t] = dot(w, token t). The row is unpacked once for all of them; each token's
+// result equals the single-token dot's bit for bit (the dot is this kernel with nt = 1).
+inline constexpr int k_dot_multi_tokens = 4;
+using DotMultiFn = void (*)(const void* w, const void* a, std::size_t a_stride, int nt, std::int64_t n, float* out);
+
 // quantize_row_* / dequantize_row_*: quant_ref_*.cpp
 void quantize_row_f32(const float* x, void* y, std::int64_t n);
 void quantize_row_f16(const float* x, void* y, std::int64_t n);
@@ -105,6 +111,9 @@ float dot_q3_k_q8_k_avx2(const void* w, const void* a, std::int64_t n);
 float dot_q4_k_q8_k_avx2(const void* w, const void* a, std::int64_t n);
 float dot_q5_k_q8_k_avx2(const void* w, const void* a, std::int64_t n);
 float dot_q6_k_q8_k_avx2(const void* w, const void* a, std::int64_t n);
+void dot_multi_q4_k_q8_k_avx2(const void* w, const void* a, std::size_t a_stride, int nt, std::int64_t n, float* out);
+void dot_multi_q5_k_q8_k_avx2(const void* w, const void* a, std::size_t a_stride, int nt, std::int64_t n, float* out);
+void dot_multi_q6_k_q8_k_avx2(const void* w, const void* a, std::size_t a_stride, int nt, std::int64_t n, float* out);
 
 // engine/simd/avx512/tile_avx512vnni.cpp (AVX-512 F/BW/VL + VNNI; x86-64 builds only)
 void tile_q8_0_x4_avx512vnni(const std::uint8_t* codes, std::size_t code_stride, const std::uint16_t* scales,

@@ -145,6 +145,36 @@ TEST_CASE("quant::format_kernels: every SIMD column matches its _ref twin on 1, 
   }
 }
 
+TEST_CASE("quant::format_kernels: every multi-token dot gives each token the single dot's bits, for 1..4 tokens", "[quant]") {
+  int checked = 0;
+  for (const auto& row : format_kernels()) {
+    for (const Isa isa : compiled_isas()) {
+      const DotMultiFn multi = select_dot_multi(row, isa);
+      if (multi == nullptr) continue;
+      const std::int64_t n = 3 * std::int64_t(info(row.weight).block_elems);
+      const Encoded w = encode(row.weight, normal(std::size_t(n), 99));
+      std::vector<Encoded> tokens;
+      for (int t = 0; t < k_dot_multi_tokens; ++t) tokens.push_back(encode(row.activation, normal(std::size_t(n), 100u + unsigned(t))));
+      const std::size_t stride = tokens[0].bytes.size();
+      std::vector<std::byte> packed;  // the tokens back to back, as the matmul holds them
+      for (const auto& t : tokens) packed.insert(packed.end(), t.bytes.begin(), t.bytes.end());
+      for (int nt = 1; nt <= k_dot_multi_tokens; ++nt) {
+        CAPTURE(info(row.weight).name, isa_name(isa), nt);
+        float out[k_dot_multi_tokens];
+        multi(w.bytes.data(), packed.data(), stride, nt, n, out);
+        for (int t = 0; t < nt; ++t) {
+          const float single = select_dot(row, isa)(w.bytes.data(), tokens[std::size_t(t)].bytes.data(), n);
+          CHECK(std::memcmp(&out[t], &single, sizeof(float)) == 0);
+        }
+      }
+      ++checked;
+    }
+  }
+#if defined(__x86_64__)
+  if (detect_isa() != Isa::scalar) CHECK(checked >= 3);  // q4_k, q5_k, q6_k on this CPU
+#endif
+}
+
 TEST_CASE("quant::format_kernels: round-trip rms error stays within each row's bound", "[quant]") {
   for (const auto& row : format_kernels()) {
     const std::int64_t n = 128 * 256;

@@ -281,7 +281,8 @@ std::vector<Isa> runnable_isas() {
   return out;
 }
 
-// Every matrix's rows are a multiple of 128, so q8_0 / q4_0 run the x4 tiles on avx512vnni;
+// Every matrix's rows are a multiple of 128, so q8_0 / q4_0 run the x4 tiles on avx512vnni
+// (and the k-quants their multi-token dots, on the 512-wide rows; 640-wide ones fall back);
 // rows of 4 and 5 groups of 128 take both accumulator chains and a tail group.
 ModelShape x4_shape() {
   ModelShape s = tiny_shape();
@@ -295,7 +296,7 @@ TEST_CASE("engine::Transformer: batched prefill logits equal sequential decode l
   const ModelShape s = x4_shape();
   const std::vector<int> tokens = {1, 17, 300, 5, 99, 42, 7, 256, 511, 3, 64, 128, 200, 11, 13, 400, 2, 9, 77};  // 19: 8 + 8 + 3
   for (const Isa isa : runnable_isas()) {
-    for (TensorType t : {TensorType::q8_0, TensorType::q4_0, TensorType::f16, TensorType::f32}) {
+    for (TensorType t : {TensorType::q8_0, TensorType::q4_0, TensorType::q4_k, TensorType::q6_k, TensorType::f16, TensorType::f32}) {
       CAPTURE(isa_name(isa), info(t).name);
       ThreadPool pool(2);
       auto m = make_synthetic(s, "x4", t, 23, pool);

@@ -12,6 +12,8 @@
 
 #include "engine/simd/avx2/avx2_common.hpp"
 
+#include <cstddef>
+
 namespace trilemma::engine {
 namespace {
 
@@ -169,12 +171,31 @@ namespace {
 // weighted by its 6-bit scale in the madd and summed in int32 across the super-block; one
 // convert and FMA per 256 codes. The min term is the 16 activation sums (bsums) against the
 // mins, one madd. Codes are unsigned (0..15, 0..31), so maddubs takes them as they are.
-template <class Block>
-float dot_k_quant(const Block* b, const BlockQ8K* y, std::int64_t blocks) {
+// Token t's activation block i of a multi-token call.
+const BlockQ8K* token_block(const BlockQ8K* y, std::size_t stride, int t, std::int64_t i) {
+  return reinterpret_cast<const BlockQ8K*>(reinterpret_cast<const std::byte*>(y) + std::size_t(t) * stride) + i;
+}
+
+// acc (8 lanes) + acc_min (4 lanes) -> one float, the same tree for every caller.
+float reduce(__m256 acc, __m128 acc_min) {
+  __m128 s = _mm_add_ps(_mm_add_ps(_mm256_castps256_ps128(acc), _mm256_extractf128_ps(acc, 1)), acc_min);
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
+}
+
+// Q4_K / Q5_K against Q8_K, for NT tokens at once (the single dot is NT = 1, so each token's
+// result is the same bits either way): per super-block, each 32-code sub-block's maddubs pair
+// sums are weighted by its 6-bit scale in the madd and summed in int32 across the super-block;
+// one convert and FMA per 256 codes. The min term is the activations' sums per 32 (pairs of
+// bsums) against the 8 mins, one madd. Codes are unsigned (0..15, 0..31), so maddubs takes
+// them as they are. The codes and scales are unpacked once for all NT tokens.
+template <class Block, int NT>
+void dot_k_quant(const Block* b, const BlockQ8K* y, std::size_t stride, std::int64_t blocks, float* out) {
   const __m256i low4 = _mm256_set1_epi8(0x0F), ones8 = _mm256_set1_epi8(1);
-  __m256 acc = _mm256_setzero_ps();
-  __m128 acc_min = _mm_setzero_ps();
-  for (std::int64_t i = 0; i < blocks; ++i, ++y) {
+  __m256 acc[NT];
+  __m128 acc_min[NT];
+  for (int t = 0; t < NT; ++t) acc[t] = _mm256_setzero_ps(), acc_min[t] = _mm_setzero_ps();
+  for (std::int64_t i = 0; i < blocks; ++i) {
     std::uint32_t words[4];  // into a register by value: a 16-byte reload of four 4-byte stores would stall
     k_scales_mins(b[i].scales, words);
     const __m256i sm = _mm256_cvtepu8_epi16(_mm_setr_epi32(int(words[0]), int(words[1]), int(words[2]), int(words[3])));
@@ -182,7 +203,9 @@ float dot_k_quant(const Block* b, const BlockQ8K* y, std::int64_t blocks) {
     const __m256i scales = _mm256_broadcastsi128_si256(_mm256_castsi256_si128(sm));
     __m256i qh;
     if constexpr (sizeof(Block) == sizeof(BlockQ5K)) qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b[i].qh));
-    __m256i isum = _mm256_setzero_si256();
+    __m256i isum[NT];
+#pragma GCC unroll 4
+    for (int t = 0; t < NT; ++t) isum[t] = _mm256_setzero_si256();
 #pragma GCC unroll 4
     for (int p = 0; p < 4; ++p) {
       const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b[i].qs + 32 * p));
@@ -195,32 +218,41 @@ float dot_k_quant(const Block* b, const BlockQ8K* y, std::int64_t blocks) {
       for (int h = 0; h < 2; ++h) {
         const int j = 2 * p + h;
         const __m256i scale = _mm256_shuffle_epi8(scales, _mm256_set1_epi16(std::int16_t(0x0100 * (2 * j + 1) + 2 * j)));
-        const __m256i qy = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y->qs + 32 * j));
-        isum = _mm256_add_epi32(isum, _mm256_madd_epi16(_mm256_maddubs_epi16(q[h], qy), scale));
+#pragma GCC unroll 4
+        for (int t = 0; t < NT; ++t) {
+          const __m256i qy = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(token_block(y, stride, t, i)->qs + 32 * j));
+          isum[t] = _mm256_add_epi32(isum[t], _mm256_madd_epi16(_mm256_maddubs_epi16(q[h], qy), scale));
+        }
       }
     }
-    // Min term: the activations' sums per 32 (pairs of bsums) against the 8 mins.
-    const __m256i bsums = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y->bsums));
-    const __m128i sums32 = _mm_hadd_epi16(_mm256_castsi256_si128(bsums), _mm256_extracti128_si256(bsums, 1));
-    const __m128i mins = _mm_madd_epi16(sums32, _mm256_extracti128_si256(sm, 1));
-    acc = _mm256_fmadd_ps(_mm256_set1_ps(y->d * fp16(b[i].d)), _mm256_cvtepi32_ps(isum), acc);
-    acc_min = _mm_fmadd_ps(_mm_set1_ps(-y->d * fp16(b[i].dmin)), _mm_cvtepi32_ps(mins), acc_min);
+    const __m128i mins8 = _mm256_extracti128_si256(sm, 1);
+    const float d = fp16(b[i].d), dmin = fp16(b[i].dmin);
+#pragma GCC unroll 4
+    for (int t = 0; t < NT; ++t) {
+      const BlockQ8K* yt = token_block(y, stride, t, i);
+      const __m256i bsums = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(yt->bsums));
+      const __m128i sums32 = _mm_hadd_epi16(_mm256_castsi256_si128(bsums), _mm256_extracti128_si256(bsums, 1));
+      acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(yt->d * d), _mm256_cvtepi32_ps(isum[t]), acc[t]);
+      acc_min[t] = _mm_fmadd_ps(_mm_set1_ps(-yt->d * dmin), _mm_cvtepi32_ps(_mm_madd_epi16(sums32, mins8)), acc_min[t]);
+    }
   }
-  __m128 s = _mm_add_ps(_mm_add_ps(_mm256_castps256_ps128(acc), _mm256_extractf128_ps(acc, 1)), acc_min);
-  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
+  for (int t = 0; t < NT; ++t) out[t] = reduce(acc[t], acc_min[t]);
 }
 
-// Q6_K against Q8_K: 6-bit codes c with value c - 32 and an int8 scale per 16 codes. Each
-// 32-code piece is rebuilt from its low-nibble and two-bit planes as in the reference's
-// unpack; the sign trick takes the signed codes through maddubs, madd applies the piece's two
-// scales, and the int32 sums run over the whole super-block.
-float dot_q6_k(const BlockQ6K* b, const BlockQ8K* y, std::int64_t blocks) {
+// Q6_K against Q8_K for NT tokens (NT = 1: the single dot): 6-bit codes c with value c - 32
+// and an int8 scale per 16 codes. Each 32-code piece is rebuilt from its low-nibble and
+// two-bit planes as in the reference's unpack; the sign trick takes the signed codes through
+// maddubs, madd applies the piece's two scales, and the int32 sums run over the super-block.
+template <int NT>
+void dot_q6_k(const BlockQ6K* b, const BlockQ8K* y, std::size_t stride, std::int64_t blocks, float* out) {
   const __m256i low4 = _mm256_set1_epi8(0x0F), low2 = _mm256_set1_epi8(3), bias = _mm256_set1_epi8(32);
-  __m256 acc = _mm256_setzero_ps();
-  for (std::int64_t i = 0; i < blocks; ++i, ++y) {
+  __m256 acc[NT];
+  for (int t = 0; t < NT; ++t) acc[t] = _mm256_setzero_ps();
+  for (std::int64_t i = 0; i < blocks; ++i) {
     const __m256i scales16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b[i].scales)));
-    __m256i isum = _mm256_setzero_si256();
+    __m256i isum[NT];
+#pragma GCC unroll 4
+    for (int t = 0; t < NT; ++t) isum[t] = _mm256_setzero_si256();
     for (int h = 0; h < 2; ++h) {
       const __m256i half = avx2::broadcast_half(scales16, h);
       const __m256i l0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b[i].ql + 64 * h));
@@ -233,15 +265,47 @@ float dot_q6_k(const BlockQ6K* b, const BlockQ8K* y, std::int64_t blocks) {
       for (int k = 0; k < 4; ++k) {
         const __m256i high = _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 2 * k), low2), 4);
         const __m256i q = _mm256_sub_epi8(_mm256_or_si256(lows[k], high), bias);
-        const __m256i qy = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y->qs + 128 * h + 32 * k));
-        const __m256i pairs = _mm256_maddubs_epi16(_mm256_sign_epi8(q, q), _mm256_sign_epi8(qy, q));
-        isum = _mm256_add_epi32(isum, _mm256_madd_epi16(pairs, avx2::scale_pair(half, k)));
+        const __m256i aq = _mm256_sign_epi8(q, q), scale = avx2::scale_pair(half, k);
+#pragma GCC unroll 4
+        for (int t = 0; t < NT; ++t) {
+          const __m256i qy = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(token_block(y, stride, t, i)->qs + 128 * h + 32 * k));
+          isum[t] = _mm256_add_epi32(isum[t], _mm256_madd_epi16(_mm256_maddubs_epi16(aq, _mm256_sign_epi8(qy, q)), scale));
+        }
       }
     }
-    acc = _mm256_fmadd_ps(_mm256_set1_ps(y->d * fp16(b[i].d)), _mm256_cvtepi32_ps(isum), acc);
+    const float d = fp16(b[i].d);
+#pragma GCC unroll 4
+    for (int t = 0; t < NT; ++t)
+      acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(token_block(y, stride, t, i)->d * d), _mm256_cvtepi32_ps(isum[t]), acc[t]);
   }
-  return hsum(acc);
+  for (int t = 0; t < NT; ++t) out[t] = reduce(acc[t], _mm_setzero_ps());
 }
+
+// nt (1..k_dot_multi_tokens) as a template argument.
+template <template <int> class Kernel, class... Args>
+void for_token_count(int nt, Args... args) {
+  switch (nt) {
+    case 1: return Kernel<1>::run(args...);
+    case 2: return Kernel<2>::run(args...);
+    case 3: return Kernel<3>::run(args...);
+    default: return Kernel<4>::run(args...);
+  }
+}
+template <class Block>
+struct KQuant {
+  template <int NT>
+  struct With {
+    static void run(const Block* b, const BlockQ8K* y, std::size_t stride, std::int64_t blocks, float* out) {
+      dot_k_quant<Block, NT>(b, y, stride, blocks, out);
+    }
+  };
+};
+template <int NT>
+struct Q6K {
+  static void run(const BlockQ6K* b, const BlockQ8K* y, std::size_t stride, std::int64_t blocks, float* out) {
+    dot_q6_k<NT>(b, y, stride, blocks, out);
+  }
+};
 
 // Both halves of a tq block against two Q8_0 blocks; q[h] holds codes 32h..32h+31.
 void tq_accumulate(const __m256i q[2], float d, float m, const BlockQ8_0* y, __m256& acc) {
@@ -291,13 +355,28 @@ float dot_tq3_t_q8_0_avx2(const void* w, const void* a, std::int64_t n) {
 }
 
 float dot_q4_k_q8_k_avx2(const void* w, const void* a, std::int64_t n) {
-  return dot_k_quant(static_cast<const BlockQ4K*>(w), static_cast<const BlockQ8K*>(a), n / k_qk_k);
+  float out;
+  dot_k_quant<BlockQ4K, 1>(static_cast<const BlockQ4K*>(w), static_cast<const BlockQ8K*>(a), 0, n / k_qk_k, &out);
+  return out;
+}
+void dot_multi_q4_k_q8_k_avx2(const void* w, const void* a, std::size_t a_stride, int nt, std::int64_t n, float* out) {
+  for_token_count<KQuant<BlockQ4K>::template With>(nt, static_cast<const BlockQ4K*>(w), static_cast<const BlockQ8K*>(a), a_stride, n / k_qk_k, out);
 }
 float dot_q5_k_q8_k_avx2(const void* w, const void* a, std::int64_t n) {
-  return dot_k_quant(static_cast<const BlockQ5K*>(w), static_cast<const BlockQ8K*>(a), n / k_qk_k);
+  float out;
+  dot_k_quant<BlockQ5K, 1>(static_cast<const BlockQ5K*>(w), static_cast<const BlockQ8K*>(a), 0, n / k_qk_k, &out);
+  return out;
+}
+void dot_multi_q5_k_q8_k_avx2(const void* w, const void* a, std::size_t a_stride, int nt, std::int64_t n, float* out) {
+  for_token_count<KQuant<BlockQ5K>::template With>(nt, static_cast<const BlockQ5K*>(w), static_cast<const BlockQ8K*>(a), a_stride, n / k_qk_k, out);
 }
 float dot_q6_k_q8_k_avx2(const void* w, const void* a, std::int64_t n) {
-  return dot_q6_k(static_cast<const BlockQ6K*>(w), static_cast<const BlockQ8K*>(a), n / k_qk_k);
+  float out;
+  dot_q6_k<1>(static_cast<const BlockQ6K*>(w), static_cast<const BlockQ8K*>(a), 0, n / k_qk_k, &out);
+  return out;
+}
+void dot_multi_q6_k_q8_k_avx2(const void* w, const void* a, std::size_t a_stride, int nt, std::int64_t n, float* out) {
+  for_token_count<Q6K>(nt, static_cast<const BlockQ6K*>(w), static_cast<const BlockQ8K*>(a), a_stride, n / k_qk_k, out);
 }
 
 }  // namespace trilemma::engine
