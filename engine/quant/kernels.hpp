@@ -111,6 +111,8 @@ float dot_q3_k_q8_k_avx2(const void* w, const void* a, std::int64_t n);
 float dot_q4_k_q8_k_avx2(const void* w, const void* a, std::int64_t n);
 float dot_q5_k_q8_k_avx2(const void* w, const void* a, std::int64_t n);
 float dot_q6_k_q8_k_avx2(const void* w, const void* a, std::int64_t n);
+void dot_multi_q2_k_q8_k_avx2(const void* w, const void* a, std::size_t a_stride, int nt, std::int64_t n, float* out);
+void dot_multi_q3_k_q8_k_avx2(const void* w, const void* a, std::size_t a_stride, int nt, std::int64_t n, float* out);
 void dot_multi_q4_k_q8_k_avx2(const void* w, const void* a, std::size_t a_stride, int nt, std::int64_t n, float* out);
 void dot_multi_q5_k_q8_k_avx2(const void* w, const void* a, std::size_t a_stride, int nt, std::int64_t n, float* out);
 void dot_multi_q6_k_q8_k_avx2(const void* w, const void* a, std::size_t a_stride, int nt, std::int64_t n, float* out);

@@ -11,6 +11,7 @@
 #include "engine/quant/kernels.hpp"
 
 #include "engine/simd/avx2/avx2_common.hpp"
+#include "engine/simd/avx2/multi_token.hpp"
 
 #include <cstddef>
 
@@ -19,6 +20,8 @@ namespace {
 
 using avx2::fp16;
 using avx2::hsum;
+using avx2::reduce;
+using avx2::token_block;
 
 // Signed int8 x signed int8, 32 lanes, summed to 8 int32 lanes (ggml's mul_sum_i8_pairs).
 __m256i dot_i8(__m256i x, __m256i y) {
@@ -171,18 +174,6 @@ namespace {
 // weighted by its 6-bit scale in the madd and summed in int32 across the super-block; one
 // convert and FMA per 256 codes. The min term is the 16 activation sums (bsums) against the
 // mins, one madd. Codes are unsigned (0..15, 0..31), so maddubs takes them as they are.
-// Token t's activation block i of a multi-token call.
-const BlockQ8K* token_block(const BlockQ8K* y, std::size_t stride, int t, std::int64_t i) {
-  return reinterpret_cast<const BlockQ8K*>(reinterpret_cast<const std::byte*>(y) + std::size_t(t) * stride) + i;
-}
-
-// acc (8 lanes) + acc_min (4 lanes) -> one float, the same tree for every caller.
-float reduce(__m256 acc, __m128 acc_min) {
-  __m128 s = _mm_add_ps(_mm_add_ps(_mm256_castps256_ps128(acc), _mm256_extractf128_ps(acc, 1)), acc_min);
-  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
-}
-
 // Q4_K / Q5_K against Q8_K, for NT tokens at once (the single dot is NT = 1, so each token's
 // result is the same bits either way): per super-block, each 32-code sub-block's maddubs pair
 // sums are weighted by its 6-bit scale in the madd and summed in int32 across the super-block;
@@ -281,16 +272,6 @@ void dot_q6_k(const BlockQ6K* b, const BlockQ8K* y, std::size_t stride, std::int
   for (int t = 0; t < NT; ++t) out[t] = reduce(acc[t], _mm_setzero_ps());
 }
 
-// nt (1..k_dot_multi_tokens) as a template argument.
-template <template <int> class Kernel, class... Args>
-void for_token_count(int nt, Args... args) {
-  switch (nt) {
-    case 1: return Kernel<1>::run(args...);
-    case 2: return Kernel<2>::run(args...);
-    case 3: return Kernel<3>::run(args...);
-    default: return Kernel<4>::run(args...);
-  }
-}
 template <class Block>
 struct KQuant {
   template <int NT>
@@ -360,7 +341,7 @@ float dot_q4_k_q8_k_avx2(const void* w, const void* a, std::int64_t n) {
   return out;
 }
 void dot_multi_q4_k_q8_k_avx2(const void* w, const void* a, std::size_t a_stride, int nt, std::int64_t n, float* out) {
-  for_token_count<KQuant<BlockQ4K>::template With>(nt, static_cast<const BlockQ4K*>(w), static_cast<const BlockQ8K*>(a), a_stride, n / k_qk_k, out);
+  avx2::for_token_count<KQuant<BlockQ4K>::template With>(nt, static_cast<const BlockQ4K*>(w), static_cast<const BlockQ8K*>(a), a_stride, n / k_qk_k, out);
 }
 float dot_q5_k_q8_k_avx2(const void* w, const void* a, std::int64_t n) {
   float out;
@@ -368,7 +349,7 @@ float dot_q5_k_q8_k_avx2(const void* w, const void* a, std::int64_t n) {
   return out;
 }
 void dot_multi_q5_k_q8_k_avx2(const void* w, const void* a, std::size_t a_stride, int nt, std::int64_t n, float* out) {
-  for_token_count<KQuant<BlockQ5K>::template With>(nt, static_cast<const BlockQ5K*>(w), static_cast<const BlockQ8K*>(a), a_stride, n / k_qk_k, out);
+  avx2::for_token_count<KQuant<BlockQ5K>::template With>(nt, static_cast<const BlockQ5K*>(w), static_cast<const BlockQ8K*>(a), a_stride, n / k_qk_k, out);
 }
 float dot_q6_k_q8_k_avx2(const void* w, const void* a, std::int64_t n) {
   float out;
@@ -376,7 +357,7 @@ float dot_q6_k_q8_k_avx2(const void* w, const void* a, std::int64_t n) {
   return out;
 }
 void dot_multi_q6_k_q8_k_avx2(const void* w, const void* a, std::size_t a_stride, int nt, std::int64_t n, float* out) {
-  for_token_count<Q6K>(nt, static_cast<const BlockQ6K*>(w), static_cast<const BlockQ8K*>(a), a_stride, n / k_qk_k, out);
+  avx2::for_token_count<Q6K>(nt, static_cast<const BlockQ6K*>(w), static_cast<const BlockQ8K*>(a), a_stride, n / k_qk_k, out);
 }
 
 }  // namespace trilemma::engine

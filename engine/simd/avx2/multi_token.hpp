@@ -1,0 +1,35 @@
+// Helpers of the multi-token k-quant dots (kernels.hpp DotMultiFn): token t's activation
+// blocks, the one reduction tree every token's result takes, and nt as a template argument.
+// Include only from files compiled with -mavx2 -mfma -mf16c.
+#pragma once
+#include <cstddef>
+
+#include "engine/quant/blocks.hpp"
+#include "engine/simd/avx2/avx2_common.hpp"
+
+namespace trilemma::engine::avx2 {
+
+// Token t's activation block i (tokens `stride` bytes apart).
+inline const BlockQ8K* token_block(const BlockQ8K* y, std::size_t stride, int t, std::int64_t i) {
+  return reinterpret_cast<const BlockQ8K*>(reinterpret_cast<const std::byte*>(y) + std::size_t(t) * stride) + i;
+}
+
+// acc (8 lanes) + acc_min (4 lanes) -> one float, the same tree for every caller.
+inline float reduce(__m256 acc, __m128 acc_min) {
+  __m128 s = _mm_add_ps(_mm_add_ps(_mm256_castps256_ps128(acc), _mm256_extractf128_ps(acc, 1)), acc_min);
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
+}
+
+// Kernel<NT>::run(args...) for nt = 1..4 (k_dot_multi_tokens).
+template <template <int> class Kernel, class... Args>
+void for_token_count(int nt, Args... args) {
+  switch (nt) {
+    case 1: return Kernel<1>::run(args...);
+    case 2: return Kernel<2>::run(args...);
+    case 3: return Kernel<3>::run(args...);
+    default: return Kernel<4>::run(args...);
+  }
+}
+
+}  // namespace trilemma::engine::avx2
