@@ -86,10 +86,7 @@ void dot_q3_k(const BlockQ3K* b, const BlockQ8K* y, std::size_t stride, std::int
         }
       }
     }
-    const float d = fp16(b[i].d);
-#pragma GCC unroll 4
-    for (int t = 0; t < NT; ++t)
-      acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(token_block(y, stride, t, i)->d * d), _mm256_cvtepi32_ps(isum[t]), acc[t]);
+    avx2::add_super_block(acc, isum, y, stride, i, fp16(b[i].d));
   }
   for (int t = 0; t < NT; ++t) out[t] = reduce(acc[t], _mm_setzero_ps());
 }

@@ -21,6 +21,15 @@ inline float reduce(__m256 acc, __m128 acc_min) {
   return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
 }
 
+// The float step of a super-block for each token: acc[t] += y_t.d * d * isum[t].
+template <int NT>
+inline void add_super_block(__m256 (&acc)[NT], const __m256i (&isum)[NT], const BlockQ8K* y, std::size_t stride,
+                            std::int64_t i, float d) {
+#pragma GCC unroll 4
+  for (int t = 0; t < NT; ++t)
+    acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(token_block(y, stride, t, i)->d * d), _mm256_cvtepi32_ps(isum[t]), acc[t]);
+}
+
 // Kernel<NT>::run(args...) for nt = 1..4 (k_dot_multi_tokens).
 template <template <int> class Kernel, class... Args>
 void for_token_count(int nt, Args... args) {
