@@ -117,18 +117,21 @@ Result<Tokenizer> Tokenizer::from_gguf(const gguf::GgufFile& file) {
     return v && *v < pieces->size() ? int(*v) : fallback;
   };
   const auto add_bos = file.get_bool("tokenizer.ggml.add_bos_token");
-  if (model == "gpt2") {
+  // Read before `pieces` is moved into a by-value parameter: argument order is unspecified
+  // (aarch64's GCC moved it first, and every id fell back to its default).
+  const bool byte_level_bpe = model == "gpt2";
+  const int bos = id("tokenizer.ggml.bos_token_id", byte_level_bpe ? 0 : 1);
+  const int eos = id("tokenizer.ggml.eos_token_id", byte_level_bpe ? 0 : 2);
+  if (byte_level_bpe) {
     TRILEMMA_TRY(rules, byte_level_rules(file));
     const bool bos_default = rules.pre().add_bos;
-    return byte_level(std::move(*pieces), std::move(types), std::move(rules), id("tokenizer.ggml.bos_token_id", 0),
-                      id("tokenizer.ggml.eos_token_id", 0), add_bos.value_or(bos_default));
+    return byte_level(std::move(*pieces), std::move(types), std::move(rules), bos, eos, add_bos.value_or(bos_default));
   }
   auto scores = file.get_float_array("tokenizer.ggml.scores").value_or(std::vector<float>(pieces->size(), 0.0f));
   if (scores.size() != pieces->size())
     return make_error(ErrorKind::input, file.name(), "metadata[\"tokenizer.ggml.scores\"]", "length differs from tokens");
   for (auto& p : *pieces) p = replace_all(std::move(p), k_space_marker, " ");
-  Tokenizer t = from_pieces(std::move(*pieces), std::move(scores), std::move(types), id("tokenizer.ggml.bos_token_id", 1),
-                            id("tokenizer.ggml.eos_token_id", 2));
+  Tokenizer t = from_pieces(std::move(*pieces), std::move(scores), std::move(types), bos, eos);
   t.m_add_bos = add_bos.value_or(true);
   return t;
 }
