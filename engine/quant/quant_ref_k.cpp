@@ -3,35 +3,30 @@
 // files quantized by llama.cpp decode to the same floats. The quantizers here are trilemma's
 // plain min/max ones (ggml searches scales and does better): good enough to exercise the
 // kernels and to write valid blocks, not tuned for accuracy.
-// Dots pair with Q8_K activations (one scale per 256, sums per 16), as ggml's do: each super-block
-// is summed in integers (q8k_dot.hpp).
+// Dequantizers and dots share the k-quants' reference form (k_super_block.hpp); dots pair with
+// Q8_K activations (one scale per 256, sums per 16), as ggml's do.
 #include <algorithm>
 #include <cmath>
 
 #include "engine/quant/blocks.hpp"
 #include "engine/quant/fp16.hpp"
 #include "engine/quant/kernels.hpp"
-#include "engine/quant/q8k_dot.hpp"
+#include "engine/quant/k_super_block.hpp"
 
 namespace trilemma::engine {
 namespace {
 
 int nearest(float v) { return int(std::lround(v)); }
 
-// Q4_K / Q5_K: unpacked codes (0..15 or 0..31) and the 8 sub-block scales and mins.
-struct UnpackedK {
-  std::uint8_t q[k_qk_k];
-  float d[8], m[8];  // d * sc[j], dmin * m[j]
-};
-
+// Q4_K / Q5_K: codes 0..15 or 0..31 and a 6-bit scale and min per 32 codes.
 template <class Block>
-void unpack_k(const Block& b, UnpackedK& u) {
-  const float d = fp16_to_fp32(b.d), dmin = fp16_to_fp32(b.dmin);
+void unpack_k(const Block& b, KSuperBlock& k) {
+  k.d = fp16_to_fp32(b.d), k.dmin = fp16_to_fp32(b.dmin);
   for (int j = 0; j < 8; ++j) {
     std::uint8_t sc, m;
     k_scale_min(j, b.scales, sc, m);
-    u.d[j] = d * sc;
-    u.m[j] = dmin * m;
+    k.sc[2 * j] = k.sc[2 * j + 1] = sc;
+    k.m[2 * j] = k.m[2 * j + 1] = m;
   }
   for (int p = 0; p < 4; ++p) {
     for (int l = 0; l < 32; ++l) {
@@ -40,42 +35,10 @@ void unpack_k(const Block& b, UnpackedK& u) {
         lo += ((b.qh[l] >> (2 * p)) & 1) << 4;
         hi += ((b.qh[l] >> (2 * p + 1)) & 1) << 4;
       }
-      u.q[64 * p + l] = std::uint8_t(lo);
-      u.q[64 * p + 32 + l] = std::uint8_t(hi);
+      k.code[64 * p + l] = lo;
+      k.code[64 * p + 32 + l] = hi;
     }
   }
-}
-
-template <class Block>
-void dequantize_k(const void* x, float* y, std::int64_t n) {
-  const auto* b = static_cast<const Block*>(x);
-  UnpackedK u;
-  for (std::int64_t i = 0; i < n / k_qk_k; ++i) {
-    unpack_k(b[i], u);
-    for (int e = 0; e < k_qk_k; ++e) *y++ = u.d[e / 32] * u.q[e] - u.m[e / 32];
-  }
-}
-
-template <class Block>
-float dot_k(const void* w, const void* a, std::int64_t n) {
-  const auto* b = static_cast<const Block*>(w);
-  const auto* y = static_cast<const BlockQ8K*>(a);
-  UnpackedK u;
-  KSuperBlock k;
-  float sum = 0.0f;
-  for (std::int64_t i = 0; i < n / k_qk_k; ++i) {
-    unpack_k(b[i], u);
-    k.d = fp16_to_fp32(b[i].d), k.dmin = fp16_to_fp32(b[i].dmin);
-    for (int j = 0; j < 8; ++j) {
-      std::uint8_t sc, m;
-      k_scale_min(j, b[i].scales, sc, m);
-      k.sc[2 * j] = k.sc[2 * j + 1] = sc;
-      k.m[2 * j] = k.m[2 * j + 1] = m;
-    }
-    for (int e = 0; e < k_qk_k; ++e) k.code[e] = u.q[e];
-    sum += dot_super_block_q8k(k, y[i]);
-  }
-  return sum;
 }
 
 // Plain min/max quantizer for Q4_K (levels 15) and Q5_K (levels 31).
@@ -129,10 +92,11 @@ void quantize_k(const float* x, void* out, std::int64_t n) {
   }
 }
 
-// Q6_K: signed codes (-32..31) and the 16 sub-block scales d * scales[t].
-void unpack_q6_k(const BlockQ6K& b, int* q, float* s) {
-  const float d = fp16_to_fp32(b.d);
-  for (int t = 0; t < 16; ++t) s[t] = d * b.scales[t];
+// Q6_K: signed codes (-32..31) and an int8 scale per 16 codes, no mins.
+void unpack_q6_k(const BlockQ6K& b, KSuperBlock& k) {
+  k.d = fp16_to_fp32(b.d), k.dmin = 0.0f;
+  for (int t = 0; t < 16; ++t) k.sc[t] = b.scales[t], k.m[t] = 0;
+  int* q = k.code;
   for (int h = 0; h < 2; ++h) {
     const std::uint8_t* ql = b.ql + 64 * h;
     const std::uint8_t* qh = b.qh + 32 * h;
@@ -149,10 +113,10 @@ void unpack_q6_k(const BlockQ6K& b, int* q, float* s) {
 
 void quantize_row_q4_k(const float* x, void* y, std::int64_t n) { quantize_k<BlockQ4K, 15>(x, y, n); }
 void quantize_row_q5_k(const float* x, void* y, std::int64_t n) { quantize_k<BlockQ5K, 31>(x, y, n); }
-void dequantize_row_q4_k(const void* x, float* y, std::int64_t n) { dequantize_k<BlockQ4K>(x, y, n); }
-void dequantize_row_q5_k(const void* x, float* y, std::int64_t n) { dequantize_k<BlockQ5K>(x, y, n); }
-float dot_q4_k_q8_k_ref(const void* w, const void* a, std::int64_t n) { return dot_k<BlockQ4K>(w, a, n); }
-float dot_q5_k_q8_k_ref(const void* w, const void* a, std::int64_t n) { return dot_k<BlockQ5K>(w, a, n); }
+void dequantize_row_q4_k(const void* x, float* y, std::int64_t n) { dequantize_super_blocks<BlockQ4K, unpack_k<BlockQ4K>>(x, y, n); }
+void dequantize_row_q5_k(const void* x, float* y, std::int64_t n) { dequantize_super_blocks<BlockQ5K, unpack_k<BlockQ5K>>(x, y, n); }
+float dot_q4_k_q8_k_ref(const void* w, const void* a, std::int64_t n) { return dot_super_blocks_q8k<BlockQ4K, unpack_k<BlockQ4K>>(w, a, n); }
+float dot_q5_k_q8_k_ref(const void* w, const void* a, std::int64_t n) { return dot_super_blocks_q8k<BlockQ5K, unpack_k<BlockQ5K>>(w, a, n); }
 
 void quantize_row_q6_k(const float* x, void* out, std::int64_t n) {
   auto* b = static_cast<BlockQ6K*>(out);
@@ -194,29 +158,7 @@ void quantize_row_q6_k(const float* x, void* out, std::int64_t n) {
   }
 }
 
-void dequantize_row_q6_k(const void* x, float* y, std::int64_t n) {
-  const auto* b = static_cast<const BlockQ6K*>(x);
-  int q[k_qk_k];
-  float s[16];
-  for (std::int64_t i = 0; i < n / k_qk_k; ++i) {
-    unpack_q6_k(b[i], q, s);
-    for (int e = 0; e < k_qk_k; ++e) *y++ = s[e / 16] * float(q[e]);
-  }
-}
-
-float dot_q6_k_q8_k_ref(const void* w, const void* a, std::int64_t n) {
-  const auto* b = static_cast<const BlockQ6K*>(w);
-  const auto* y = static_cast<const BlockQ8K*>(a);
-  KSuperBlock k;
-  float s[16];
-  float sum = 0.0f;
-  for (std::int64_t i = 0; i < n / k_qk_k; ++i) {
-    unpack_q6_k(b[i], k.code, s);
-    k.d = fp16_to_fp32(b[i].d), k.dmin = 0.0f;
-    for (int t = 0; t < 16; ++t) k.sc[t] = b[i].scales[t], k.m[t] = 0;
-    sum += dot_super_block_q8k(k, y[i]);
-  }
-  return sum;
-}
+void dequantize_row_q6_k(const void* x, float* y, std::int64_t n) { dequantize_super_blocks<BlockQ6K, unpack_q6_k>(x, y, n); }
+float dot_q6_k_q8_k_ref(const void* w, const void* a, std::int64_t n) { return dot_super_blocks_q8k<BlockQ6K, unpack_q6_k>(w, a, n); }
 
 }  // namespace trilemma::engine

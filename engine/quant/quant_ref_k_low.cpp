@@ -3,14 +3,14 @@
 // dequantize_row_q2_K / q3_K), so files quantized by llama.cpp decode to the same floats. The
 // quantizers are trilemma's plain min/max ones (ggml searches scales and does far better at
 // these bits): they write valid blocks to test the kernels with, not competitive files.
-// Dots pair with Q8_K activations, summed per super-block in integers (q8k_dot.hpp).
+// Dequantizers and dots share the k-quants' reference form (k_super_block.hpp).
 #include <algorithm>
 #include <cmath>
 
 #include "engine/quant/blocks.hpp"
 #include "engine/quant/fp16.hpp"
 #include "engine/quant/kernels.hpp"
-#include "engine/quant/q8k_dot.hpp"
+#include "engine/quant/k_super_block.hpp"
 
 namespace trilemma::engine {
 namespace {
@@ -21,74 +21,22 @@ int nearest(float v) { return int(std::lround(v)); }
 int low2(const std::uint8_t* qs, int e) { return (qs[32 * (e / 128) + e % 32] >> (2 * ((e % 128) / 32))) & 3; }
 void set_low2(std::uint8_t* qs, int e, int v) { qs[32 * (e / 128) + e % 32] |= std::uint8_t(v << (2 * ((e % 128) / 32))); }
 
-// A super-block as codes (q2_k: 0..3, q3_k: -4..3) with per-sub-block scales and offsets:
-// element e = scale[e / 16] * code[e] - offset[e / 16].
-struct Unpacked {
-  int code[k_qk_k];
-  float scale[16], offset[16];
-};
-
-void unpack(const BlockQ2K& b, Unpacked& u) {
-  const float d = fp16_to_fp32(b.d), dmin = fp16_to_fp32(b.dmin);
-  for (int t = 0; t < 16; ++t) {
-    u.scale[t] = d * float(b.scales[t] & 0xF);
-    u.offset[t] = dmin * float(b.scales[t] >> 4);
-  }
-  for (int e = 0; e < k_qk_k; ++e) u.code[e] = low2(b.qs, e);
-}
-
-void unpack(const BlockQ3K& b, Unpacked& u) {
-  const float d = fp16_to_fp32(b.d);
-  int s[16];
-  q3_k_scales(b.scales, s);
-  for (int t = 0; t < 16; ++t) {
-    u.scale[t] = d * float(s[t]);
-    u.offset[t] = 0.0f;
-  }
-  for (int e = 0; e < k_qk_k; ++e) {
-    const int bit = (e / 128) * 4 + (e % 128) / 32;
-    u.code[e] = low2(b.qs, e) - ((b.hmask[e % 32] >> bit) & 1 ? 0 : 4);
-  }
-}
-
-template <class Block>
-void dequantize(const void* x, float* y, std::int64_t n) {
-  const auto* b = static_cast<const Block*>(x);
-  Unpacked u;
-  for (std::int64_t i = 0; i < n / k_qk_k; ++i) {
-    unpack(b[i], u);
-    for (int e = 0; e < k_qk_k; ++e) *y++ = u.scale[e / 16] * float(u.code[e]) - u.offset[e / 16];
-  }
-}
-
-// The integer form of a super-block for the dot: q2_k's 4-bit scale and min, q3_k's 6-bit
-// signed scale.
-void integer_form(const BlockQ2K& b, const Unpacked& u, KSuperBlock& k) {
+// q2_k: codes 0..3, 4-bit scale and min per 16 codes.
+void unpack_q2_k(const BlockQ2K& b, KSuperBlock& k) {
   k.d = fp16_to_fp32(b.d), k.dmin = fp16_to_fp32(b.dmin);
   for (int t = 0; t < 16; ++t) k.sc[t] = b.scales[t] & 0xF, k.m[t] = b.scales[t] >> 4;
-  for (int e = 0; e < k_qk_k; ++e) k.code[e] = u.code[e];
+  for (int e = 0; e < k_qk_k; ++e) k.code[e] = low2(b.qs, e);
 }
 
-void integer_form(const BlockQ3K& b, const Unpacked& u, KSuperBlock& k) {
+// q3_k: codes -4..3 (4 subtracted where the hmask bit is clear), signed 6-bit scales, no mins.
+void unpack_q3_k(const BlockQ3K& b, KSuperBlock& k) {
   k.d = fp16_to_fp32(b.d), k.dmin = 0.0f;
   q3_k_scales(b.scales, k.sc);
   for (int t = 0; t < 16; ++t) k.m[t] = 0;
-  for (int e = 0; e < k_qk_k; ++e) k.code[e] = u.code[e];
-}
-
-template <class Block>
-float dot(const void* w, const void* a, std::int64_t n) {
-  const auto* b = static_cast<const Block*>(w);
-  const auto* y = static_cast<const BlockQ8K*>(a);
-  Unpacked u;
-  KSuperBlock k;
-  float sum = 0.0f;
-  for (std::int64_t i = 0; i < n / k_qk_k; ++i) {
-    unpack(b[i], u);
-    integer_form(b[i], u, k);
-    sum += dot_super_block_q8k(k, y[i]);
+  for (int e = 0; e < k_qk_k; ++e) {
+    const int bit = (e / 128) * 4 + (e % 128) / 32;
+    k.code[e] = low2(b.qs, e) - ((b.hmask[e % 32] >> bit) & 1 ? 0 : 4);
   }
-  return sum;
 }
 
 }  // namespace
@@ -155,9 +103,9 @@ void quantize_row_q3_k(const float* x, void* out, std::int64_t n) {
   }
 }
 
-void dequantize_row_q2_k(const void* x, float* y, std::int64_t n) { dequantize<BlockQ2K>(x, y, n); }
-void dequantize_row_q3_k(const void* x, float* y, std::int64_t n) { dequantize<BlockQ3K>(x, y, n); }
-float dot_q2_k_q8_k_ref(const void* w, const void* a, std::int64_t n) { return dot<BlockQ2K>(w, a, n); }
-float dot_q3_k_q8_k_ref(const void* w, const void* a, std::int64_t n) { return dot<BlockQ3K>(w, a, n); }
+void dequantize_row_q2_k(const void* x, float* y, std::int64_t n) { dequantize_super_blocks<BlockQ2K, unpack_q2_k>(x, y, n); }
+void dequantize_row_q3_k(const void* x, float* y, std::int64_t n) { dequantize_super_blocks<BlockQ3K, unpack_q3_k>(x, y, n); }
+float dot_q2_k_q8_k_ref(const void* w, const void* a, std::int64_t n) { return dot_super_blocks_q8k<BlockQ2K, unpack_q2_k>(w, a, n); }
+float dot_q3_k_q8_k_ref(const void* w, const void* a, std::int64_t n) { return dot_super_blocks_q8k<BlockQ3K, unpack_q3_k>(w, a, n); }
 
 }  // namespace trilemma::engine

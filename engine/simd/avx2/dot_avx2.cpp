@@ -269,21 +269,6 @@ void dot_q6_k(const BlockQ6K* b, const BlockQ8K* y, std::size_t stride, std::int
   for (int t = 0; t < NT; ++t) out[t] = reduce(acc[t], _mm_setzero_ps());
 }
 
-template <class Block>
-struct KQuant {
-  template <int NT>
-  struct With {
-    static void run(const Block* b, const BlockQ8K* y, std::size_t stride, std::int64_t blocks, float* out) {
-      dot_k_quant<Block, NT>(b, y, stride, blocks, out);
-    }
-  };
-};
-template <int NT>
-struct Q6K {
-  static void run(const BlockQ6K* b, const BlockQ8K* y, std::size_t stride, std::int64_t blocks, float* out) {
-    dot_q6_k<NT>(b, y, stride, blocks, out);
-  }
-};
 
 // Both halves of a tq block against two Q8_0 blocks; q[h] holds codes 32h..32h+31.
 void tq_accumulate(const __m256i q[2], float d, float m, const BlockQ8_0* y, __m256& acc) {
@@ -338,7 +323,7 @@ float dot_q4_k_q8_k_avx2(const void* w, const void* a, std::int64_t n) {
   return out;
 }
 void dot_multi_q4_k_q8_k_avx2(const void* w, const void* a, std::size_t a_stride, int nt, std::int64_t n, float* out) {
-  avx2::for_token_count<KQuant<BlockQ4K>::template With>(nt, static_cast<const BlockQ4K*>(w), static_cast<const BlockQ8K*>(a), a_stride, n / k_qk_k, out);
+  avx2::for_token_count(nt, [&]<int NT>() { dot_k_quant<BlockQ4K, NT>(static_cast<const BlockQ4K*>(w), static_cast<const BlockQ8K*>(a), a_stride, n / k_qk_k, out); });
 }
 float dot_q5_k_q8_k_avx2(const void* w, const void* a, std::int64_t n) {
   float out;
@@ -346,7 +331,7 @@ float dot_q5_k_q8_k_avx2(const void* w, const void* a, std::int64_t n) {
   return out;
 }
 void dot_multi_q5_k_q8_k_avx2(const void* w, const void* a, std::size_t a_stride, int nt, std::int64_t n, float* out) {
-  avx2::for_token_count<KQuant<BlockQ5K>::template With>(nt, static_cast<const BlockQ5K*>(w), static_cast<const BlockQ8K*>(a), a_stride, n / k_qk_k, out);
+  avx2::for_token_count(nt, [&]<int NT>() { dot_k_quant<BlockQ5K, NT>(static_cast<const BlockQ5K*>(w), static_cast<const BlockQ8K*>(a), a_stride, n / k_qk_k, out); });
 }
 float dot_q6_k_q8_k_avx2(const void* w, const void* a, std::int64_t n) {
   float out;
@@ -354,7 +339,7 @@ float dot_q6_k_q8_k_avx2(const void* w, const void* a, std::int64_t n) {
   return out;
 }
 void dot_multi_q6_k_q8_k_avx2(const void* w, const void* a, std::size_t a_stride, int nt, std::int64_t n, float* out) {
-  avx2::for_token_count<Q6K>(nt, static_cast<const BlockQ6K*>(w), static_cast<const BlockQ8K*>(a), a_stride, n / k_qk_k, out);
+  avx2::for_token_count(nt, [&]<int NT>() { dot_q6_k<NT>(static_cast<const BlockQ6K*>(w), static_cast<const BlockQ8K*>(a), a_stride, n / k_qk_k, out); });
 }
 
 }  // namespace trilemma::engine

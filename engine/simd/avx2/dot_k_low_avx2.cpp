@@ -91,18 +91,6 @@ void dot_q3_k(const BlockQ3K* b, const BlockQ8K* y, std::size_t stride, std::int
   for (int t = 0; t < NT; ++t) out[t] = reduce(acc[t], _mm_setzero_ps());
 }
 
-template <int NT>
-struct Q2K {
-  static void run(const BlockQ2K* b, const BlockQ8K* y, std::size_t stride, std::int64_t blocks, float* out) {
-    dot_q2_k<NT>(b, y, stride, blocks, out);
-  }
-};
-template <int NT>
-struct Q3K {
-  static void run(const BlockQ3K* b, const BlockQ8K* y, std::size_t stride, std::int64_t blocks, float* out) {
-    dot_q3_k<NT>(b, y, stride, blocks, out);
-  }
-};
 
 }  // namespace
 
@@ -117,10 +105,10 @@ float dot_q3_k_q8_k_avx2(const void* w, const void* a, std::int64_t n) {
   return out;
 }
 void dot_multi_q2_k_q8_k_avx2(const void* w, const void* a, std::size_t a_stride, int nt, std::int64_t n, float* out) {
-  avx2::for_token_count<Q2K>(nt, static_cast<const BlockQ2K*>(w), static_cast<const BlockQ8K*>(a), a_stride, n / k_qk_k, out);
+  avx2::for_token_count(nt, [&]<int NT>() { dot_q2_k<NT>(static_cast<const BlockQ2K*>(w), static_cast<const BlockQ8K*>(a), a_stride, n / k_qk_k, out); });
 }
 void dot_multi_q3_k_q8_k_avx2(const void* w, const void* a, std::size_t a_stride, int nt, std::int64_t n, float* out) {
-  avx2::for_token_count<Q3K>(nt, static_cast<const BlockQ3K*>(w), static_cast<const BlockQ8K*>(a), a_stride, n / k_qk_k, out);
+  avx2::for_token_count(nt, [&]<int NT>() { dot_q3_k<NT>(static_cast<const BlockQ3K*>(w), static_cast<const BlockQ8K*>(a), a_stride, n / k_qk_k, out); });
 }
 
 }  // namespace trilemma::engine

@@ -30,14 +30,15 @@ inline void add_super_block(__m256 (&acc)[NT], const __m256i (&isum)[NT], const 
     acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(token_block(y, stride, t, i)->d * d), _mm256_cvtepi32_ps(isum[t]), acc[t]);
 }
 
-// Kernel<NT>::run(args...) for nt = 1..4 (k_dot_multi_tokens).
-template <template <int> class Kernel, class... Args>
-void for_token_count(int nt, Args... args) {
+// kernel.template operator()<NT>() for nt = 1..4 (k_dot_multi_tokens): a templated lambda
+// takes the token count as a compile-time constant.
+template <class Kernel>
+void for_token_count(int nt, Kernel&& kernel) {
   switch (nt) {
-    case 1: return Kernel<1>::run(args...);
-    case 2: return Kernel<2>::run(args...);
-    case 3: return Kernel<3>::run(args...);
-    default: return Kernel<4>::run(args...);
+    case 1: return kernel.template operator()<1>();
+    case 2: return kernel.template operator()<2>();
+    case 3: return kernel.template operator()<3>();
+    default: return kernel.template operator()<4>();
   }
 }
 
