@@ -75,15 +75,17 @@ TEST_CASE("fidelity::check_accuracy: leave one family out on the built-in loss d
   const auto& kld = report.by_metric.at("kld_mean");
   CHECK(ppl.points >= 100);
   CHECK(report.by_family.at("ppl_delta_pct").size() >= 8);
-  // The figures of docs/fidelity.md (1.49x, 1.33x, 78% and 91% inside) with a small margin:
+  // The figures of docs/fidelity.md (1.44x, 1.34x, 78% and 80% inside) with a small margin:
   // tighten them when the model improves. The issue's target is 1.3x and 75-85% inside.
-  // Tightened from 1.60x / 1.50x by the robust fit (docs/fidelity.md).
-  CHECK(ppl.median_ratio_error <= 1.52);
+  // Tightened from 1.52x / 1.37x and a KLD range holding up to 93% when session 18 tripled the
+  // KLD rows' families (docs/fidelity.md).
+  CHECK(ppl.median_ratio_error <= 1.47);
   CHECK(kld.median_ratio_error <= 1.37);
   CHECK(ppl.inside >= 0.75);
-  CHECK(ppl.inside <= 0.88);
+  CHECK(ppl.inside <= 0.85);
   CHECK(kld.inside >= 0.75);
-  CHECK(kld.inside <= 0.93);
+  CHECK(kld.inside <= 0.85);
+  CHECK(report.by_family.at("kld_mean").size() >= 10);
   // The first, unfitted model on the same rows is worse: the fit earns its place.
   const auto priors = fidelity::check_accuracy(*rows, *tokens, fidelity::AccuracyMethod::priors);
   CHECK(priors.by_metric.at("ppl_delta_pct").median_ratio_error > ppl.median_ratio_error);
