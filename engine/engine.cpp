@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <new>
+#include <ranges>
 #include <set>
 
 #include "engine/gguf/gguf_writer.hpp"
@@ -110,7 +111,8 @@ Result<GenerateReport> generate_impl(const GenerateOptions& o, const std::functi
   const std::uint64_t runtime_bytes = current_rss_bytes();
   ThreadPool pool(o.threads);
   const Isa isa = detect_isa(o.force_scalar);
-  const ModelSource source{o.model_path, o.tokenizer_path, o.synthetic_shape, o.synthetic_name, o.weights};
+  const ModelSource source{o.model_path, o.tokenizer_path, o.synthetic_shape, o.synthetic_name,
+                           WeightChoice{o.weights, o.weights_by_tensor}};
   TRILEMMA_TRY(loaded, load_model(source, pool));
   pack_for_isa(loaded.model, isa, pool);
   const Model& m = loaded.model;
@@ -204,10 +206,16 @@ Result<GenerateReport> generate_impl(const GenerateOptions& o, const std::functi
 
 Result<ExportReport> export_impl(const ExportOptions& o) {
   if (o.output.empty()) return usage("output", "missing");
+  for (const TensorType t : std::views::values(o.weights_by_tensor)) {
+    if (info(t).gguf_id == k_no_gguf_id)
+      return usage("weights", std::string(info(t).name) + " has no GGUF type id; export " + export_type_names());
+  }
   if (info(o.weights).gguf_id == k_no_gguf_id)
-    return usage("weights", std::string(info(o.weights).name) + " has no GGUF type id; export f32, f16, q8_0 or q4_0");
+    return usage("weights", std::string(info(o.weights).name) + " has no GGUF type id; export " + export_type_names());
   ThreadPool pool(o.threads);
-  TRILEMMA_TRY(loaded, load_model({o.model_path, o.tokenizer_path, o.synthetic_shape, o.synthetic_name, o.weights}, pool));
+  TRILEMMA_TRY(loaded, load_model({o.model_path, o.tokenizer_path, o.synthetic_shape, o.synthetic_name,
+                                   WeightChoice{o.weights, o.weights_by_tensor}},
+                                  pool));
   const Model& m = loaded.model;
   const Tokenizer& tok = loaded.tokenizer;
   const ModelShape& s = m.shape;
@@ -226,8 +234,12 @@ Result<ExportReport> export_impl(const ExportOptions& o) {
   w.add_uint32("llama.rope.dimension_count", s.head_dim);
   w.add_float32("llama.rope.freq_base", float(s.rope_theta));
   w.add_float32("llama.attention.layer_norm_rms_epsilon", m.norm_eps);
-  for (const auto& f : weight_formats())  // a trilemma-only type has no llama.cpp file type
-    if (f.engine_type == o.weights && f.llama_ftype) w.add_uint32("general.file_type", *f.llama_ftype);
+  if (o.recipe && info(*o.recipe).llama_ftype) {  // the recipe's file type (Q4_K_M = 15)
+    w.add_uint32("general.file_type", *info(*o.recipe).llama_ftype);
+  } else {
+    for (const auto& f : weight_formats())  // a trilemma-only type has no llama.cpp file type
+      if (f.engine_type == o.weights && f.llama_ftype) w.add_uint32("general.file_type", *f.llama_ftype);
+  }
   tok.write_to(w);
 
   const auto matrix = [&](const std::string& name, const Matrix& x) {
@@ -286,6 +298,17 @@ Result<ExportReport> export_gguf(const ExportOptions& options) {
   } catch (const std::bad_alloc&) {
     return make_error(ErrorKind::memory, options.output.string(), "", "out of memory while preparing the export");
   }
+}
+
+bool has_kernels(TensorType type) { return find_kernels(type) != nullptr; }
+
+std::string export_type_names() {
+  std::string out;
+  for (const auto& t : tensor_types())
+    if (t.gguf_id != k_no_gguf_id && has_kernels(t.type) && find_kernels(t.type)->quantize != nullptr &&
+        t.type != TensorType::q8_k)  // q8_k holds activations, never weights (ggml has no q8_k weights)
+      out += (out.empty() ? "" : ", ") + std::string(t.name);
+  return out;
 }
 
 }  // namespace trilemma::engine

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -13,6 +14,7 @@
 #include "types/model_shape.hpp"
 #include "types/result.hpp"
 #include "types/tensor_type.hpp"
+#include "types/weight_format.hpp"
 
 namespace trilemma::engine {
 
@@ -37,6 +39,9 @@ struct GenerateOptions {
   std::optional<ModelShape> synthetic_shape;
   std::string synthetic_name;
   std::optional<TensorType> weights;  // nullopt = as stored (f32 for synthetic)
+  // A llama.cpp recipe's type per matrix (GGUF name: blk.0.attn_v.weight -> q6_k), from the
+  // planner's tensor plan; wins over `weights` for the tensors it names.
+  std::map<std::string, TensorType, std::less<>> weights_by_tensor;
   int threads = 0;                    // 0 = all cores
   std::string prompt;
   int steps = 64;           // tokens to generate at most (stops early at EOS/BOS)
@@ -124,6 +129,7 @@ struct EvalOptions {
   std::optional<ModelShape> synthetic_shape;
   std::string synthetic_name;
   std::optional<TensorType> weights;  // nullopt = as stored
+  std::map<std::string, TensorType, std::less<>> weights_by_tensor;  // as GenerateOptions
   KvOptions kv;
   std::filesystem::path text_path;
   int context = 256;     // tokens per chunk, BOS included; >= 2, <= the model's context
@@ -149,6 +155,10 @@ struct ExportOptions {
   std::optional<ModelShape> synthetic_shape;
   std::string synthetic_name;
   TensorType weights = TensorType::f16;  // any format with a GGUF id: f32, f16, bf16, q8_0, q4_0, q4_k, ...
+  // A llama.cpp recipe: its per-matrix types (as GenerateOptions) and the file type it writes
+  // (general.file_type: Q4_K_M = 15); `weights` is then the recipe's bulk type.
+  std::map<std::string, TensorType, std::less<>> weights_by_tensor;
+  std::optional<WeightFormat> recipe;
   std::filesystem::path output;
   int threads = 0;
 };
@@ -162,5 +172,10 @@ struct ExportReport {
 // Writes a GGUF v3 `llama` file with the tokenizer embedded. The file is written to a
 // temporary name beside `output` and renamed on success: never a half-written output.
 Result<ExportReport> export_gguf(const ExportOptions& options);
+
+// Whether the engine has kernels for a tensor type (runs it, converts to it, exports it).
+bool has_kernels(TensorType type);
+// The types `export` writes (a GGUF id and kernels), in table order: "f32, f16, bf16, q8_0, ...".
+std::string export_type_names();
 
 }  // namespace trilemma::engine

@@ -53,7 +53,8 @@ Result<EvalReport> evaluate_impl(const EvalOptions& o) {
 
   ThreadPool pool(o.threads);
   const Isa isa = detect_isa(o.force_scalar);
-  const ModelSource source{o.model_path, o.tokenizer_path, o.synthetic_shape, o.synthetic_name, o.weights};
+  const ModelSource source{o.model_path, o.tokenizer_path, o.synthetic_shape, o.synthetic_name,
+                           WeightChoice{o.weights, o.weights_by_tensor}};
   TRILEMMA_TRY(cfg, load_model(source, pool));
   ModelSource ref_source = source;
   ref_source.weights = TensorType::f32;

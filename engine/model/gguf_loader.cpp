@@ -38,7 +38,7 @@ struct Reader {
 
 }  // namespace
 
-Result<Model> load_gguf_model(const gguf::GgufFile& file, std::optional<TensorType> weights, ThreadPool& pool) {
+Result<Model> load_gguf_model(const gguf::GgufFile& file, const WeightChoice& weights, ThreadPool& pool) {
   const auto arch = file.get_string("general.architecture");
   if (arch != "llama")
     return make_error(ErrorKind::input, file.name(), "metadata[\"general.architecture\"]",
@@ -70,7 +70,7 @@ Result<Model> load_gguf_model(const gguf::GgufFile& file, std::optional<TensorTy
 
   const auto matrix = [&](const std::string& name, std::uint64_t rows, std::uint64_t cols) -> Result<Matrix> {
     TRILEMMA_TRY(src, r.tensor(name, rows, cols));
-    return prepare_matrix(m, name, src, weights, pool);
+    return prepare_matrix(m, name, src, weights.of(name), pool);
   };
   const auto norm = [&](const std::string& name) -> Result<const float*> {
     TRILEMMA_TRY(src, r.tensor(name, 1, s.hidden));

@@ -20,7 +20,7 @@ bool mul(std::uint64_t a, std::uint64_t b, std::uint64_t& out) { return !__built
 
 }  // namespace
 
-Result<Model> load_llama2c(const std::filesystem::path& path, std::optional<TensorType> weights, ThreadPool& pool) {
+Result<Model> load_llama2c(const std::filesystem::path& path, const WeightChoice& weights, ThreadPool& pool) {
   const std::string file = path.string();
   auto mapped = gguf::MappedFile::open(path);
   if (!mapped) return mapped.error();
@@ -83,7 +83,7 @@ Result<Model> load_llama2c(const std::filesystem::path& path, std::optional<Tens
     return Matrix{TensorType::f32, std::int64_t(p.rows), std::int64_t(p.cols), base + 4 * (p.offset + layer * p.rows * p.cols)};
   };
   const auto matrix = [&](int index, std::uint64_t layer, const std::string& name) {
-    return prepare_matrix(m, name, part(index, layer), weights, pool);
+    return prepare_matrix(m, name, part(index, layer), weights.of(name), pool);
   };
   // Tensors are named as in GGUF (token_embd.weight, blk.N.attn_q.weight, ...) in reports.
   TRILEMMA_TRY(emb, matrix(0, 0, "token_embd.weight"));

@@ -30,7 +30,7 @@ void fill_row(std::uint64_t seed, std::uint64_t index, std::int64_t r, float amp
 
 }  // namespace
 
-Result<Model> make_synthetic(const ModelShape& shape, const std::string& name, std::optional<TensorType> weights,
+Result<Model> make_synthetic(const ModelShape& shape, const std::string& name, const WeightChoice& weights,
                              std::uint64_t seed, ThreadPool& pool) {
   if (const std::string problem = validate_shape(shape); !problem.empty())
     return make_error(ErrorKind::usage, name, "shape", problem);
@@ -40,11 +40,10 @@ Result<Model> make_synthetic(const ModelShape& shape, const std::string& name, s
   m.name = name;
   m.synthetic = true;
   m.shape = shape;
-  const TensorType target = weights.value_or(TensorType::f32);
   std::uint64_t index = 0;
   const auto matrix = [&](const std::string& tensor, std::int64_t rows, std::int64_t cols, float amplitude) {
     const std::uint64_t id = index++;
-    return build_matrix(m, tensor, rows, cols, target, pool,
+    return build_matrix(m, tensor, rows, cols, weights.of(tensor).value_or(TensorType::f32), pool,
                         [&, id](std::int64_t r, float* out) { fill_row(seed, id, r, amplitude, out, cols); });
   };
   // Uniform amplitude sqrt(3 / cols) gives std 1 / sqrt(cols): activations keep their scale.

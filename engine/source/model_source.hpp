@@ -6,6 +6,7 @@
 #include <string>
 
 #include "engine/model/model.hpp"
+#include "engine/model/weight_choice.hpp"
 #include "engine/runtime/thread_pool.hpp"
 #include "engine/tokenizer/tokenizer.hpp"
 #include "types/result.hpp"
@@ -19,7 +20,7 @@ struct ModelSource {
   std::optional<std::filesystem::path> model_path, tokenizer_path;
   std::optional<ModelShape> synthetic_shape;
   std::string synthetic_name;
-  std::optional<TensorType> weights;
+  WeightChoice weights;
 };
 
 struct LoadedModel {

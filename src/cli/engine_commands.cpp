@@ -10,11 +10,13 @@
 #include "cli/log.hpp"
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
+#include "cli/engine_weights.hpp"
 #include "cli/format.hpp"
 #include "cli/signal_cleanup.hpp"
 #include "devices/core_selection.hpp"
 #include "engine/engine.hpp"
 #include "io/atomic_write.hpp"
+#include "memory/tensor_layout.hpp"
 #include "models/catalog.hpp"
 #include "solver/plan_document.hpp"
 
@@ -22,22 +24,6 @@ namespace trilemma::cli {
 namespace {
 
 using nlohmann::json;
-
-// The engine's tensor type for a --weights name: a weight format the engine runs (q8_0, int3)
-// or a tensor type (f32, tq3_t).
-// A recipe's name that is also a tensor type (q6_k) runs that type throughout; the engine
-// refuses a type it has no kernels for (iq2_xs), naming it.
-Result<TensorType> engine_weights(const std::string& name) {
-  const auto t = tensor_type_from_name(name);
-  if (auto f = weight_format_from_name(name)) {
-    if (info(*f).engine_type) return *info(*f).engine_type;
-    if (t) return *t;
-    return make_error(ErrorKind::usage, "--weights", "",
-                      name + " is a llama.cpp recipe the engine does not run; the engine runs " + engine_weight_format_names());
-  }
-  if (t) return *t;
-  return make_error(ErrorKind::usage, "--weights", "", "unknown weight format '" + name + "' (the engine runs " + engine_weight_format_names() + ")");
-}
 
 struct Source {
   std::optional<std::filesystem::path> path;
@@ -69,10 +55,22 @@ Result<Source> resolve_source(const std::string& model, const std::string& synth
 }
 
 // KV-cache flags shared by run and eval.
-// Fills the model-source fields that GenerateOptions and EvalOptions share.
+// The engine's weights for --weights on `src`: a recipe reads the model's shape (a synthetic
+// shape, or a GGUF file's header); other names need none.
+Result<EngineWeights> weights_for(const std::string& weights, const Source& src) {
+  std::optional<ModelShape> shape = src.shape;
+  if (!shape && is_engine_recipe(weights) && src.path && src.path->extension() == ".gguf") {
+    TRILEMMA_TRY(m, models::resolve_model(src.path->string()));
+    shape = m.shape;
+  }
+  return engine_weights(weights, shape);
+}
+
+// Fills the model-source fields that GenerateOptions and EvalOptions share; returns the weights
+// chosen (empty name: as stored).
 template <class Options>
-Status set_source(Options& o, const std::string& model, const std::string& synthetic, const std::string& tokenizer,
-                  const std::string& weights) {
+Result<EngineWeights> set_source(Options& o, const std::string& model, const std::string& synthetic,
+                                 const std::string& tokenizer, const std::string& weights) {
   if (model.empty() == synthetic.empty())
     return make_error(ErrorKind::usage, "--model", "", "give exactly one of --model or --synthetic");
   TRILEMMA_TRY(src, resolve_source(model, synthetic));
@@ -80,11 +78,11 @@ Status set_source(Options& o, const std::string& model, const std::string& synth
   o.synthetic_shape = src.shape;
   o.synthetic_name = src.name;
   if (!tokenizer.empty()) o.tokenizer_path = tokenizer;
-  if (!weights.empty()) {
-    TRILEMMA_TRY(w, engine_weights(weights));
-    o.weights = w;
-  }
-  return Ok{};
+  if (weights.empty()) return EngineWeights{};
+  TRILEMMA_TRY(w, weights_for(weights, src));
+  o.weights = w.all;
+  o.weights_by_tensor = w.by_tensor;
+  return w;
 }
 
 struct KvFlags {
@@ -143,8 +141,9 @@ std::optional<double> available_memory_bytes() {
 // The weights a run will hold before it loads them: a synthetic shape at its weights type, or
 // a file's bytes (mapped, then touched) plus a converted copy when --weights asks for one. A
 // lower bound: KV and scratch come on top.
-double weights_to_hold(const engine::GenerateOptions& o) {
+double weights_to_hold(const engine::GenerateOptions& o, const EngineWeights& w) {
   if (o.synthetic_shape) {
+    if (w.recipe) return memory::weight_bytes(*o.synthetic_shape, *w.recipe).total;
     const TensorType t = o.weights.value_or(TensorType::f32);
     const auto c = count_parameters(*o.synthetic_shape);
     return c.total() * bits_per_element(t) / 8.0;
@@ -153,7 +152,7 @@ double weights_to_hold(const engine::GenerateOptions& o) {
   const double file = o.model_path ? double(std::filesystem::file_size(*o.model_path, ec)) : 0.0;
   if (ec) return 0;
   // A conversion keeps the file mapped and adds the converted copy (at most the file again).
-  return o.weights ? 2 * file : file;
+  return o.weights || !o.weights_by_tensor.empty() ? 2 * file : file;
 }
 
 // --cores: pins the process before the engine starts its threads, which inherit the mask;
@@ -166,10 +165,10 @@ Result<int> apply_cores(const std::string& spec, int threads) {
 
 // Refuses up front what cannot fit: loading an 8B f32 model on a 16 GB machine ends with the
 // kernel killing the process (issue 14).
-Status check_weights_fit(const RunFlags& f, const engine::GenerateOptions& o) {
+Status check_weights_fit(const RunFlags& f, const engine::GenerateOptions& o, const EngineWeights& w) {
   const auto available = available_memory_bytes();
   if (!available || f.force) return Ok{};
-  const double need = weights_to_hold(o);
+  const double need = weights_to_hold(o, w);
   if (need <= *available) return Ok{};
   return make_error(ErrorKind::infeasible, f.synthetic.empty() ? f.model : f.synthetic, "memory",
                     "the weights alone need " + gib(need) + ", this machine has " + gib(*available) +
@@ -187,8 +186,10 @@ Status set_draft(engine::GenerateOptions& o, const RunFlags& f) {
   }
   if (!f.draft_tokenizer.empty()) o.draft_tokenizer_path = f.draft_tokenizer;
   if (!f.draft_weights.empty()) {
-    TRILEMMA_TRY(w, engine_weights(f.draft_weights));
-    o.draft_weights = w;
+    if (is_engine_recipe(f.draft_weights))
+      return make_error(ErrorKind::usage, "--draft-weights", "", f.draft_weights + " is a recipe; the draft copy takes one type (q4_0, q8_0, ...)");
+    TRILEMMA_TRY(w, engine_weights(f.draft_weights, std::nullopt));
+    o.draft_weights = w.all;
   }
   o.draft_layers = f.draft_layers;
   o.draft_len = f.draft_len;
@@ -198,8 +199,8 @@ Status set_draft(engine::GenerateOptions& o, const RunFlags& f) {
 // The engine's options from `run`'s flags, every flag checked.
 Result<engine::GenerateOptions> generate_options(const RunFlags& f) {
   engine::GenerateOptions o;
-  if (auto s = set_source(o, f.model, f.synthetic, f.tokenizer, f.weights); !s.ok()) return s.error();
-  if (auto s = check_weights_fit(f, o); !s.ok()) return s.error();
+  TRILEMMA_TRY(weights, set_source(o, f.model, f.synthetic, f.tokenizer, f.weights));
+  if (auto s = check_weights_fit(f, o, weights); !s.ok()) return s.error();
   if (f.steps < 0 || f.threads < 0 || f.temperature < 0 || !(f.top_p > 0 && f.top_p <= 1))
     return make_error(ErrorKind::usage, "", "", "--steps, --threads, --temperature must be >= 0 and --top-p in (0, 1]");
   if (f.context < 0) return make_error(ErrorKind::usage, "--context", "", "must be >= 0");
@@ -297,12 +298,14 @@ Result<engine::ExportOptions> export_options(const ExportFlags& f) {
   if (weights.empty()) return make_error(ErrorKind::usage, "--weights", "", "required (or --plan)");
   if (f.out.empty()) return make_error(ErrorKind::usage, "--out", "", "required");
   if (model.empty() == f.synthetic.empty()) return make_error(ErrorKind::usage, "--model", "", "give exactly one of --model or --synthetic");
-  TRILEMMA_TRY(w, engine_weights(weights));
   TRILEMMA_TRY(src, resolve_source(model, f.synthetic));
+  TRILEMMA_TRY(w, weights_for(weights, src));
+  if (!w.all) return make_error(ErrorKind::usage, "--weights", "", "required (or --plan)");
   engine::ExportOptions o;
   o.model_path = src.path, o.synthetic_shape = src.shape, o.synthetic_name = src.name;
   if (!f.tokenizer.empty()) o.tokenizer_path = f.tokenizer;
-  o.weights = w, o.output = f.out, o.threads = f.threads;
+  o.weights = *w.all, o.weights_by_tensor = w.by_tensor, o.recipe = w.recipe;
+  o.output = f.out, o.threads = f.threads;
   return o;
 }
 
@@ -312,7 +315,7 @@ int run_export(const ExportFlags& f) {
   const RemoveTempOnSignal cleanup(f.out);
   auto r = engine::export_gguf(*o);
   if (!r.ok()) return report_error(r.error());
-  const std::string weights(info(o->weights).name);
+  const std::string weights(o->recipe ? info(*o->recipe).name : info(o->weights).name);
   if (f.as_json) {
     std::cout << json_text(json{{"schema", "trilemma.export"}, {"schema_version", 1}, {"output", f.out}, {"weights", weights},
                                 {"synthetic", r->synthetic}, {"fallbacks", r->fallbacks}, {"file_bytes", r->file_bytes}})
@@ -390,7 +393,7 @@ void add_eval_command(CLI::App& app, Handler& handler) {
   ev->add_option("--model,-m", v.model, "model file (a catalog id evaluates synthetic weights)");
   ev->add_option("--tokenizer", v.tokenizer, "llama2.c tokenizer.bin, or a GGUF file whose vocabulary to use");
   ev->add_option("--synthetic", v.synthetic, "catalog model id: synthetic weights of its shape");
-  ev->add_option("--weights", v.weights, engine_weight_format_names());
+  ev->add_option("--weights", v.weights, engine_weight_names());
   ev->add_option("--text", v.text, "plain text to score")->required();
   ev->add_option("--context", v.context, "tokens per chunk (BOS + context-1)")->capture_default_str();
   ev->add_option("--max-chunks", v.max_chunks, "0 = all");
@@ -409,7 +412,7 @@ void add_run_command(CLI::App& app, Handler& handler) {
   run->add_option("--model,-m", r.model, "GGUF or llama2.c checkpoint (a catalog id runs synthetic weights)");
   run->add_option("--tokenizer", r.tokenizer, "llama2.c tokenizer.bin, or a GGUF file whose vocabulary to use (GGUF models carry their own)");
   run->add_option("--synthetic", r.synthetic, "catalog model id: deterministic synthetic weights of its shape");
-  run->add_option("--weights", r.weights, engine_weight_format_names() + " (default: as stored)");
+  run->add_option("--weights", r.weights, engine_weight_names() + " (default: as stored)");
   run->add_option("--threads", r.threads, "0 = all cores")->capture_default_str()->check(CLI::Range(0, 1024));
   run->add_option("--cores", r.cores, devices::k_cores_option_help)
       ->capture_default_str();
@@ -436,11 +439,11 @@ void add_run_command(CLI::App& app, Handler& handler) {
 
 void add_export_command(CLI::App& app, Handler& handler) {
   static ExportFlags e;
-  auto* ex = app.add_subcommand("export", "Write a model as GGUF (f16, q8_0, q4_0) for other GGUF readers");
+  auto* ex = app.add_subcommand("export", "Write a model as GGUF (any type the engine has kernels for, or a llama.cpp recipe) for other GGUF readers");
   ex->add_option("--model,-m", e.model, "source model file (a catalog id exports synthetic weights)");
   ex->add_option("--tokenizer", e.tokenizer, "llama2.c tokenizer.bin, or a GGUF file whose vocabulary to embed");
   ex->add_option("--synthetic", e.synthetic, "catalog model id: synthetic weights of its shape");
-  ex->add_option("--weights", e.weights, "f32, f16, q8_0, q4_0 (default: the plan's)");
+  ex->add_option("--weights", e.weights, engine::export_type_names() + ", or the recipes " + engine_recipe_names() + " (default: the plan's)");
   ex->add_option("--plan", e.plan, "plan document (plan --json): takes its weight format and model");
   ex->add_option("--out,-o", e.out, "output .gguf");
   ex->add_option("--threads", e.threads, "0 = all cores")->check(CLI::Range(0, 1024));

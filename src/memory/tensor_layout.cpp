@@ -6,13 +6,17 @@ namespace trilemma::memory {
 namespace {
 
 // A row that is not a multiple of the wanted type's block takes llama.cpp's fallback
-// (llama-quant.cpp, "using fallback quantization"): k- and i-quants of 256 go to the 32-element
-// type of about the same bits, the classifier to Q8_0, and anything still misfitting to F16.
-TensorType fallback(TensorType wanted, TensorRole role) {
+// (llama-quant.cpp, "using fallback quantization"): k- and i-quants of 256 go to a 32-element
+// type of about the same bits, and anything still misfitting to F16. Checked against the files
+// llama-quantize (build 10587) writes for stories260K's 64-wide rows
+// (tests/memory/llama_quantize_recipes_test.cpp): Q2_K and Q3_K fall back to Q4_0 there (the
+// source read in 2025 said IQ4_NL), and an untied token embedding falls back like any matrix.
+// The i-quants' IQ4_NL is the source's word, not measured.
+TensorType fallback(TensorType wanted) {
   using T = TensorType;
-  if (role == TensorRole::output || role == TensorRole::embedding) return T::q8_0;
   switch (wanted) {
-    case T::q2_k: case T::q3_k: case T::iq2_xxs: case T::iq2_xs: case T::iq2_s: case T::iq3_xxs: case T::iq3_s:
+    case T::q2_k: case T::q3_k: return T::q4_0;
+    case T::iq2_xxs: case T::iq2_xs: case T::iq2_s: case T::iq3_xxs: case T::iq3_s:
     case T::iq1_s: case T::iq1_m: case T::iq4_xs: return T::iq4_nl;
     case T::q4_k: return T::q5_0;
     case T::q5_k: return T::q5_1;
@@ -21,17 +25,17 @@ TensorType fallback(TensorType wanted, TensorRole role) {
   }
 }
 
-TensorType fit(TensorType wanted, TensorRole role, std::uint64_t row, bool& fell_back) {
+TensorType fit(TensorType wanted, std::uint64_t row, bool& fell_back) {
   if (row % info(wanted).block_elems == 0) return wanted;
   fell_back = true;
-  const TensorType next = fallback(wanted, role);
+  const TensorType next = fallback(wanted);
   return row % info(next).block_elems == 0 ? next : TensorType::f16;
 }
 
 void add(std::vector<PlannedTensor>& out, std::string name, TensorRole role, std::uint32_t layer, std::uint64_t row,
          std::uint64_t rows, std::uint64_t count, TensorType wanted) {
   PlannedTensor t{std::move(name), role, layer, row, rows, count, wanted, false};
-  if (role != TensorRole::norm && role != TensorRole::bias) t.type = fit(wanted, role, row, t.fell_back);
+  if (role != TensorRole::norm && role != TensorRole::bias) t.type = fit(wanted, row, t.fell_back);
   else t.type = TensorType::f32;
   out.push_back(std::move(t));
 }
@@ -47,7 +51,9 @@ std::vector<PlannedTensor> plan_tensors(const ModelShape& s, WeightFormat format
   add(out, "token_embd.weight", TensorRole::embedding, 0, s.hidden, s.vocab, 1, s.tied_embeddings ? r.output : r.embedding);
   for (std::uint32_t i = 0; i < s.layers; ++i) {
     const std::string p = "blk." + std::to_string(i) + ".";
-    const TensorType v = selects_layer(r.attn_v_layers, i, s.layers) ? r.attn_v : r.attn_v_rest;
+    const bool low_gqa = s.kv_heads > 0 && s.heads / s.kv_heads < 4;
+    const TensorType v = selects_layer(r.attn_v_layers, i, s.layers) ? (low_gqa && r.attn_v_low_gqa ? *r.attn_v_low_gqa : r.attn_v)
+                                                                    : r.attn_v_rest;
     const TensorType down = selects_layer(r.ffn_down_layers, i, s.layers) ? r.ffn_down : r.ffn_down_rest;
     add(out, p + "attn_norm.weight", TensorRole::norm, i, s.hidden, 1, 1, TensorType::f32);
     add(out, p + "attn_q.weight", TensorRole::attn_q, i, s.hidden, s.q_dim(), 1, r.bulk);

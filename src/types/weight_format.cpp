@@ -39,7 +39,7 @@ constexpr std::array k_table = {
     WeightFormatInfo{WeightFormat::q3_k_m, "q3_k_m", "Q3_K_M", 12, T::q3_k, T::q5_k, L::first_two, T::q5_k,
                      L::first_sixteenth, T::q4_k, T::q4_k, T::q4_k, T::q6_k, T::q3_k, std::nullopt, k_llama_quant},
     WeightFormatInfo{WeightFormat::q2_k, "q2_k", "Q2_K", 10, T::q2_k, T::q4_k, L::all, T::q3_k, L::all, T::q3_k,
-                     T::q3_k, T::q4_k, T::q6_k, T::q2_k, std::nullopt, k_llama_quant},
+                     T::q3_k, T::q4_k, T::q6_k, T::q2_k, std::nullopt, k_llama_quant, T::q3_k},
     WeightFormatInfo{WeightFormat::iq2_xs, "iq2_xs", "IQ2_XS", 20, T::iq2_xs, T::q4_k, L::all, T::iq3_xxs, L::all,
                      T::iq3_xxs, T::iq3_xxs, T::q4_k, T::q5_k, T::iq2_xs, std::nullopt, k_llama_quant},
     WeightFormatInfo{WeightFormat::int3, "int3", "", std::nullopt, T::tq3_t, T::tq3_t, L::none, T::tq3_t, L::none, T::tq3_t,

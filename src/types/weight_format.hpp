@@ -48,6 +48,9 @@ struct WeightFormatInfo {
   TensorType embedding;          // token_embd
   std::optional<TensorType> engine_type;  // what trilemma's engine runs for this format
   std::string_view source;
+  // attn_v on models with fewer than 4 query heads per KV head, where the recipe says so
+  // (llama.cpp's Q2_K: q4_k with n_gqa >= 4, else q3_k); nullopt: `attn_v` regardless.
+  std::optional<TensorType> attn_v_low_gqa{};
 };
 
 std::span<const WeightFormatInfo> weight_formats();

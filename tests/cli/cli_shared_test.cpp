@@ -7,6 +7,7 @@
 
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <filesystem>
@@ -15,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/gguf/gguf_file.hpp"
 #include "shared_data.hpp"
 
 namespace {
@@ -167,4 +169,36 @@ TEST_CASE("cli export: fallback warnings go to stderr, the report to stdout (iss
   const auto bogus = trilemma::testing::run_trilemma(args, true, "TRILEMMA_LOG=loud ");
   CHECK(bogus.out.find("TRILEMMA_LOG must be debug, info, warn or error") != std::string::npos);
   std::filesystem::remove(out);
+}
+
+// `export --weights q4_k_m` lays the recipe out with the planner's tensor plan and converts each
+// matrix with the engine's quantizers: on stories260K the file must be what llama.cpp's own
+// llama-quantize (build 10587) writes for that recipe, tensor for tensor and byte for byte
+// (../shared/models/llama-quantize/; the 64-wide rows fall back to 32-element types in both).
+TEST_CASE("cli export: recipes are byte-identical to llama-quantize's files of stories260K", "[cli][shared]") {
+  const std::string gguf = trilemma::testing::shared_file("models/stories260K.gguf").string();
+  for (const auto& [recipe, file] : std::map<std::string, std::string>{{"q3_k_m", "Q3_K_M"}, {"q4_k_m", "Q4_K_M"}, {"q5_k_m", "Q5_K_M"}}) {
+    CAPTURE(recipe);
+    const auto out = std::filesystem::temp_directory_path() / ("trilemma_cli_recipe_" + recipe + ".gguf");
+    REQUIRE(run("export -m " + gguf + " --weights " + recipe + " --out " + out.string()).code == 0);
+    auto ours = trilemma::gguf::GgufFile::open(out);
+    auto theirs = trilemma::gguf::GgufFile::open(trilemma::testing::shared_file("models/llama-quantize/stories260K-" + file + ".gguf"));
+    REQUIRE(ours.ok());
+    REQUIRE(theirs.ok());
+    CHECK(ours->get_uint("general.file_type") == theirs->get_uint("general.file_type"));
+    REQUIRE(ours->tensors().size() == theirs->tensors().size());
+    std::size_t identical = 0;
+    for (const auto& t : theirs->tensors()) {
+      CAPTURE(t.name);
+      const auto* o = ours->find_tensor(t.name);
+      REQUIRE(o != nullptr);
+      REQUIRE(o->type == t.type);
+      const auto a = ours->tensor_data(*o), b = theirs->tensor_data(t);
+      REQUIRE(a.size() == b.size());
+      CHECK(std::equal(a.begin(), a.end(), b.begin()));
+      identical += std::equal(a.begin(), a.end(), b.begin()) ? 1 : 0;
+    }
+    std::printf("%s: %zu of %zu tensors byte-identical to llama-quantize's\n", recipe.c_str(), identical, theirs->tensors().size());
+    std::filesystem::remove(out);
+  }
 }

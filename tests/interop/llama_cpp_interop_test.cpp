@@ -107,11 +107,13 @@ TEST_CASE("interop: llama.cpp loads every export and decodes the same greedy ids
 // teacher-forced. llama.cpp quantizes the activations to Q8_K (one scale per 256), trilemma to
 // Q8_0 (one per 32), so a near-tie may flip: wherever the argmaxes differ, our logit margin
 // must be under k_max_flip_margin, and most ids must agree.
-TEST_CASE("interop: k-quant tensors (q2_k .. q6_k) decode as llama.cpp decodes them", "[interop]") {
+// The llama.cpp recipes (q3_k_m, q4_k_m, q5_k_m) mix those types tensor by tensor (q6_k and q5_k
+// where llama-quantize keeps more bits); they must decode alike too.
+TEST_CASE("interop: k-quant tensors (q2_k .. q6_k) and recipes decode as llama.cpp decodes them", "[interop]") {
   constexpr float k_max_flip_margin = 0.1f;
   const auto shape = k_peer_dir / "k256-llama.yaml";
   engine::ThreadPool pool(2);
-  for (const std::string type : {"q2_k", "q3_k", "q4_k", "q5_k", "q6_k"}) {
+  for (const std::string type : {"q2_k", "q3_k", "q4_k", "q5_k", "q6_k", "q3_k_m", "q4_k_m", "q5_k_m"}) {
     CAPTURE(type);
     const auto file = std::filesystem::temp_directory_path() / ("trilemma_interop_k256_" + type + ".gguf");
     const auto exported =
