@@ -6,11 +6,10 @@
 namespace trilemma::cli {
 namespace {
 
-// A weight format that is a llama.cpp recipe (its types differ by tensor) and not also a tensor
-// type: "q6_k" and "q2_k" name a tensor type too, and run that type throughout.
+// A weight format the engine runs as a recipe, tensor by tensor (the table's engine_recipe).
 std::optional<WeightFormat> recipe_of(const std::string& name) {
   const auto f = weight_format_from_name(name);
-  if (!f || info(*f).engine_type || tensor_type_from_name(name) || info(*f).llama_cpp.empty()) return std::nullopt;
+  if (!f || !info(*f).engine_recipe) return std::nullopt;
   return f;
 }
 

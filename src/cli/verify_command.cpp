@@ -18,6 +18,7 @@
 #include "cli/log.hpp"
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
+#include "cli/engine_weights.hpp"
 #include "cli/format.hpp"
 #include "cli/validators.hpp"
 #include "devices/core_selection.hpp"
@@ -138,7 +139,7 @@ verify::MeasurementSource::Progress progress_of(const VerifyFlags& f, const std:
     if (!show) return;
     const auto& p = points[i];
     const std::string label = "run " + std::to_string(done + 1) + "/" + std::to_string(total) + ": " +
-                              std::string(info(p.engine_weights).name) + " weights, " + std::string(info(p.config.kv_type).name) +
+                              verify::engine_weights_name(p) + " weights, " + std::string(info(p.config.kv_type).name) +
                               " KV, " + std::to_string(p.prompt_tokens) + "-token prompt" +
                               (p.config.speculative.on() ? ", speculative" : "");
     if (!tty) return spdlog::info("verify: {}", label);
@@ -209,7 +210,7 @@ void add_verify_command(CLI::App& app, Handler& handler) {
   cmd->add_option("--model,-m", f.model, "catalog model id (its shape; synthetic weights unless --model-file)");
   cmd->add_option("--model-file", f.model_file, "real weights for the model (GGUF or llama2.c); checked against its shape");
   cmd->add_option("--tokenizer", f.tokenizer, "llama2.c tokenizer.bin (or a GGUF vocabulary) for --model-file");
-  cmd->add_option("--weights", f.weights, "weight format to run (engine formats: " + engine_weight_format_names() + ")");
+  cmd->add_option("--weights", f.weights, "weight format to run (engine formats: " + engine_weight_format_names() + "; recipes run tensor by tensor: " + engine_recipe_names() + ")");
   cmd->add_option("--threads", f.threads, "threads (default: the plan's, at most this machine's cores)")->check(CLI::Range(0, 1024));
   cmd->add_option("--cores", f.cores, devices::k_cores_option_help)
       ->capture_default_str();

@@ -51,6 +51,10 @@ struct WeightFormatInfo {
   // attn_v on models with fewer than 4 query heads per KV head, where the recipe says so
   // (llama.cpp's Q2_K: q4_k with n_gqa >= 4, else q3_k); nullopt: `attn_v` regardless.
   std::optional<TensorType> attn_v_low_gqa{};
+  // The engine runs this recipe tensor by tensor (`run`/`export`/`verify --weights q4_k_m`): every
+  // type it assigns, fallbacks included, has engine kernels, and its name is not also a tensor
+  // type (q6_k and q2_k name one, and run it throughout).
+  bool engine_recipe = false;
 };
 
 std::span<const WeightFormatInfo> weight_formats();

@@ -71,7 +71,7 @@ std::string EngineSource::common_flags(const RunPoint& p) const {
   } else {
     common += " --synthetic " + quote(p.model_id);
   }
-  common += " --weights " + std::string(info(p.engine_weights).name);
+  common += " --weights " + engine_weights_name(p);
   common += " --threads " + std::to_string(p.config.threads);
   const auto& c = p.config;
   common += " --kv " + std::string(info(c.kv_type).name) + " --kv-strategy " + std::string(info(c.kv_strategy).name);
@@ -124,7 +124,7 @@ Result<Measurement> EngineSource::summarize(const RunPoint& p, const std::string
   m.peak_rss_bytes = spread_of(rss).median;
   m.runs = int(runs.size());
   if (!eval.empty()) {
-    const std::string key = std::string(info(p.engine_weights).name) + " " + std::string(info(p.config.kv_type).name);
+    const std::string key = engine_weights_name(p) + " " + std::string(info(p.config.kv_type).name);
     auto it = std::find_if(m_evaluated.begin(), m_evaluated.end(), [&](const auto& e) { return e.first == key; });
     if (it == m_evaluated.end()) {
       TRILEMMA_TRY(j, run_once(eval));

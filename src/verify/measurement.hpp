@@ -24,11 +24,19 @@ struct RunPoint {
   std::string model_id;                       // catalog id (synthetic weights of its shape) ...
   std::optional<std::filesystem::path> model_file, tokenizer_file;  // ... or real weights
   TensorType engine_weights = TensorType::q4_0;
+  // The engine runs config.weights' llama.cpp recipe tensor by tensor (q4_k_m), not
+  // engine_weights (then the recipe's bulk type) throughout.
+  bool recipe = false;
   std::uint32_t prompt_tokens = 64;  // prefill length
   std::uint32_t decode_tokens = 32;  // tokens generated per run
   TensorType draft_engine_weights = TensorType::q4_0;  // speculative self/model drafts
   double kv_resident_mib = 0;                          // offload budget given to the engine
 };
+
+// The engine's weights of `p` as `run --weights` and reports spell them: "q4_0", or "q4_k_m".
+inline std::string engine_weights_name(const RunPoint& p) {
+  return std::string(p.recipe ? info(p.config.weights).name : info(p.engine_weights).name);
+}
 
 struct Spread {
   double median = 0, min = 0, max = 0;

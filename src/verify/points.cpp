@@ -38,7 +38,12 @@ Result<RunPoint> make_point(const models::Model& model, const PointsRequest& req
   p.config.prompt = prompt;
   p.config.context = prompt + request.decode_tokens + (p.config.speculative.on() ? p.config.speculative.draft_len : 0);
   if (p.config.speculative.has_draft_weights()) {
-    TRILEMMA_TRY(draft_weights, engine_type_of(p.config.speculative.draft_weights));
+    const WeightFormat draft = p.config.speculative.draft_weights;
+    if (!info(draft).engine_type)  // the engine's draft copy takes one type, not a recipe
+      return make_error(ErrorKind::input, "speculative.draft_weights", "",
+                        std::string(info(draft).name) + " is not a type the engine's draft copy runs (" +
+                            engine_weight_format_names() + ")");
+    TRILEMMA_TRY(draft_weights, engine_type_of(draft));
     p.draft_engine_weights = draft_weights;
   }
   if (p.config.kv_strategy == KvStrategy::offload) p.kv_resident_mib = kv_resident_mib(model, p.config, prompt + request.decode_tokens);
@@ -46,6 +51,7 @@ Result<RunPoint> make_point(const models::Model& model, const PointsRequest& req
   if (!request.model_file.empty()) p.model_file = request.model_file;
   if (!request.tokenizer.empty()) p.tokenizer_file = request.tokenizer;
   p.engine_weights = engine_weights;
+  p.recipe = !info(weights).engine_type && info(weights).engine_recipe;
   p.prompt_tokens = prompt;
   p.decode_tokens = request.decode_tokens;
   return p;
@@ -55,9 +61,13 @@ Result<RunPoint> make_point(const models::Model& model, const PointsRequest& req
 
 Result<TensorType> engine_type_of(WeightFormat f) {
   if (info(f).engine_type) return *info(f).engine_type;
+  if (info(f).engine_recipe) return info(f).bulk;  // run tensor by tensor (RunPoint::recipe)
+  std::string recipes;
+  for (const auto& row : weight_formats())
+    if (row.engine_recipe) recipes += ", " + std::string(row.name);
   return make_error(ErrorKind::input, "weights", "",
-                    std::string(info(f).name) + " is not a format the engine runs (" + engine_weight_format_names() +
-                        "); plan with --weights q4_0 (or another) to verify");
+                    std::string(info(f).name) + " is not a format the engine runs (" + engine_weight_format_names() + recipes +
+                        "); plan with --weights q4_k_m (or another) to verify");
 }
 
 Result<std::vector<RunPoint>> build_points(const models::Model& model, const PointsRequest& request) {
@@ -127,7 +137,7 @@ std::string calibration_label(const models::Model& model, const std::vector<Poin
                    std::to_string(reports.size()) + " points, formats:";
   std::vector<std::string> formats;
   for (const auto& r : reports)
-    if (std::string name(info(r.point.engine_weights).name); std::find(formats.begin(), formats.end(), name) == formats.end())
+    if (std::string name = engine_weights_name(r.point); std::find(formats.begin(), formats.end(), name) == formats.end())
       formats.push_back(name);
   for (const auto& name : formats) on += " " + name;
   return on + ", unix time " + std::to_string(when);

@@ -25,7 +25,7 @@ Result<Measurement> ReplaySource::measure(const RunPoint& p) {
   if (!m_report.is_object() || !m_report.contains("points") || !m_report["points"].is_array())
     return make_error(ErrorKind::input, m_file, "points", "not a verify report (no points array)");
   const nlohmann::json config = solver::config_to_json(p.config);
-  const std::string weights(info(p.engine_weights).name);
+  const std::string weights = engine_weights_name(p);
   for (const auto& entry : m_report["points"]) {
     if (!entry.is_object() || entry.value("config", nlohmann::json()) != config || !entry.contains("engine_weights") ||
         entry["engine_weights"] != weights)

@@ -19,7 +19,7 @@ json point_json(const PointReport& r) {
                       {"rel_error", c.rel_error}, {"tolerance", c.tolerance}, {"pass", c.pass}});
   const auto& m = r.measured;
   return {{"config", solver::config_to_json(r.point.config)},
-          {"engine_weights", std::string(info(r.point.engine_weights).name)},
+          {"engine_weights", engine_weights_name(r.point)},
           {"model", r.point.model_file ? r.point.model_file->string() : r.point.model_id},
           {"synthetic", m.synthetic}, {"kernels", m.kernels}, {"runs", m.runs},
           {"prompt_tokens", m.prompt_tokens}, {"decode_tokens", m.decode_tokens},

@@ -50,8 +50,18 @@ Result<std::vector<ReportPoint>> verify_points(const json& doc, const std::strin
     TRILEMMA_TRY(config, solver::config_from_json(entry["config"], file, where + ".config"));
     p.config = config;
     p.model_id = model;
-    TRILEMMA_TRY(weights, tensor_type_field(entry, "engine_weights", file, where));
-    p.engine_weights = weights;
+    // "q4_0" (one type throughout) or a recipe the engine runs tensor by tensor ("q4_k_m").
+    const auto recipe = entry.contains("engine_weights") && entry["engine_weights"].is_string()
+                            ? weight_format_from_name(entry["engine_weights"].get<std::string>())
+                            : std::nullopt;
+    if (recipe && info(*recipe).engine_recipe && !info(*recipe).engine_type) {
+      p.recipe = true;
+      p.engine_weights = info(*recipe).bulk;
+      if (p.config.weights != *recipe) return bad(file, where + ".engine_weights", "a recipe other than the config's weights");
+    } else {
+      TRILEMMA_TRY(weights, tensor_type_field(entry, "engine_weights", file, where));
+      p.engine_weights = weights;
+    }
     if (entry.contains("draft_engine_weights") && !entry["draft_engine_weights"].is_null()) {
       TRILEMMA_TRY(draft, tensor_type_field(entry, "draft_engine_weights", file, where));
       p.draft_engine_weights = draft;

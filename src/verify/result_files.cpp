@@ -110,7 +110,7 @@ Status ResultFiles::add_report(const std::string& text, const std::string& path,
     }
     const auto ob = predictor->observation(rp.report);
     const auto& c = rp.report.point.config;
-    const std::string label = rp.where + " " + rp.model + " " + std::string(info(rp.report.point.engine_weights).name) + " kv " +
+    const std::string label = rp.where + " " + rp.model + " " + engine_weights_name(rp.report.point) + " kv " +
                               std::string(info(c.kv_type).name) + ", " + std::to_string(rp.report.measured.prompt_tokens) +
                               "-token prompt, " + threads_text(c.threads) + (c.speculative.on() ? ", speculative" : "");
     auto add = [&](const char* figure, double measured, auto&& keep) {

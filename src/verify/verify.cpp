@@ -28,9 +28,16 @@ bool PointReport::pass() const {
   return std::all_of(checks.begin(), checks.end(), [](const FigureCheck& c) { return c.pass; });
 }
 
-models::Model engine_model(const models::Model& base, TensorType engine_weights) {
+models::Model engine_model(const models::Model& base, TensorType engine_weights, std::optional<WeightFormat> recipe) {
   models::Model m = base;
   m.stored_tensors.clear();
+  if (recipe) {  // the recipe's own types: what `run --weights q4_k_m` hands the engine
+    for (const auto& t : memory::plan_tensors(base.shape, *recipe)) {
+      m.stored_tensors.push_back({t.name, t.elems(), t.bytes(), std::string(info(t.type).name)});
+    }
+    m.stored_format = std::string(info(*recipe).name);
+    return m;
+  }
   // The planner's tensor list with a uniform recipe; the engine falls back to f32 per row.
   for (auto t : memory::plan_tensors(base.shape, WeightFormat::f32)) {
     models::StoredTensor st;
@@ -59,21 +66,24 @@ WeightFormat format_of(TensorType engine_weights) {
 
 DeploymentConfig EnginePredictor::config(const RunPoint& p, std::uint32_t prompt_tokens, double measured_acceptance) {
   auto c = engine_config(p, prompt_tokens);
-  // The weight format whose bulk type is the engine's: its prepared bytes are the stored ones.
-  c.weights = format_of(p.engine_weights);
+  // The weight format whose bulk type is the engine's (or the recipe it ran): its prepared bytes
+  // are the stored ones.
+  c.weights = p.recipe ? p.config.weights : format_of(p.engine_weights);
   c.speculative.measured_acceptance = measured_acceptance;
   return c;
 }
 
 Result<Estimate> EnginePredictor::operator()(const solver::PreparedDevice& pd, const RunPoint& p, std::uint32_t prompt_tokens,
                                              double measured_acceptance, bool with_basis) {
-  return solver::estimate(prepared(p.engine_weights), pd, config(p, prompt_tokens, measured_acceptance), nullptr, with_basis);
+  return solver::estimate(prepared(p), pd, config(p, prompt_tokens, measured_acceptance), nullptr, with_basis);
 }
 
-const solver::PreparedModel& EnginePredictor::prepared(TensorType weights) {
+const solver::PreparedModel& EnginePredictor::prepared(const RunPoint& p) {
+  const std::string weights = engine_weights_name(p);
   for (const auto& entry : m_prepared)
     if (entry->weights == weights) return entry->prepared;
-  auto entry = std::make_unique<Entry>(Entry{weights, engine_model(m_model, weights), {}});
+  auto entry = std::make_unique<Entry>(
+      Entry{weights, engine_model(m_model, p.engine_weights, p.recipe ? std::optional(p.config.weights) : std::nullopt), {}});
   entry->prepared = solver::PreparedModel::prepare(entry->model);
   m_prepared.push_back(std::move(entry));
   return m_prepared.back()->prepared;
@@ -81,7 +91,7 @@ const solver::PreparedModel& EnginePredictor::prepared(TensorType weights) {
 
 calibration::Observation EnginePredictor::observation(const PointReport& r) {
   calibration::Observation ob;
-  ob.model = &prepared(r.point.engine_weights);
+  ob.model = &prepared(r.point);
   ob.config = config(r.point, r.measured.prompt_tokens, r.measured.acceptance);
   ob.decode_tok_s = r.measured.decode_tok_s.median;
   ob.ttft_ms = r.measured.ttft_ms.median;

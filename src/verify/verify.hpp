@@ -39,8 +39,10 @@ struct PointReport {
 };
 
 // The model the engine runs at `point`: a catalog shape, with per-tensor bytes in the engine's
-// layout (every matrix in `engine_weights`, rows that do not fill a block in f32, norms f32).
-models::Model engine_model(const models::Model& catalog_model, TensorType engine_weights);
+// layout (every matrix in `engine_weights`, rows that do not fill a block in f32, norms f32), or
+// with `recipe` the recipe's type per tensor as the engine runs it (the planner's tensor plan).
+models::Model engine_model(const models::Model& catalog_model, TensorType engine_weights,
+                           std::optional<WeightFormat> recipe = std::nullopt);
 
 // Prediction for `point` on `host`, in the engine's configuration (f32 contiguous KV sized
 // prompt + decode tokens, CPU threads), at the measured prompt length.
@@ -62,14 +64,14 @@ class EnginePredictor {
   static DeploymentConfig config(const RunPoint& p, std::uint32_t prompt_tokens, double measured_acceptance);
   Result<Estimate> operator()(const solver::PreparedDevice& pd, const RunPoint& p, std::uint32_t prompt_tokens,
                               double measured_acceptance, bool with_basis);
-  const solver::PreparedModel& prepared(TensorType weights);
+  const solver::PreparedModel& prepared(const RunPoint& p);
   // `r`'s measured decode speed, TTFT and peak memory as one observation of its configuration;
   // it points into this predictor.
   calibration::Observation observation(const PointReport& r);
 
  private:
   struct Entry {
-    TensorType weights;
+    std::string weights;  // engine_weights_name()
     models::Model model;
     solver::PreparedModel prepared;  // points into `model`: entries never move
   };

@@ -4,8 +4,14 @@
 
 #include <cmath>
 
+#include <nlohmann/json.hpp>
+
 #include "devices/device_db.hpp"
+#include "memory/tensor_layout.hpp"
 #include "models/catalog.hpp"
+#include "solver/plan_document.hpp"
+#include "verify/points.hpp"
+#include "verify/report_points.hpp"
 #include "verify/verify.hpp"
 
 using namespace trilemma;
@@ -170,4 +176,46 @@ TEST_CASE("verify::calibrate: recovers the true factors of a fake host", "[verif
   CHECK(*fitted.runtime_mib == Approx(52.0).epsilon(0.01));
   REQUIRE(fitted.scratch_fraction);
   CHECK(*fitted.scratch_fraction == Approx(1.0).epsilon(0.01));
+}
+
+TEST_CASE("verify: a llama.cpp recipe runs tensor by tensor and is predicted with the same tensors", "[verify]") {
+  const auto model = models::resolve_model("tinyllama-1.1b").value();
+  verify::PointsRequest request;
+  request.weights = WeightFormat::q4_k_m;
+  const auto points = verify::build_points(model, request);
+  REQUIRE(points.ok());
+  const auto& p = points->front();
+  CHECK(p.recipe);
+  CHECK(p.engine_weights == TensorType::q4_k);  // the recipe's bulk type
+  CHECK(verify::engine_weights_name(p) == "q4_k_m");
+  // The predicted engine model holds the planner's recipe tensor for tensor: its bytes are the
+  // recipe's (q6_k attn_v/ffn_down in some layers, q6_k classifier), not q4_k throughout.
+  const auto recipe = verify::engine_model(model, p.engine_weights, WeightFormat::q4_k_m);
+  const auto uniform = verify::engine_model(model, TensorType::q4_k);
+  double recipe_bytes = 0, uniform_bytes = 0;
+  for (const auto& t : recipe.stored_tensors) recipe_bytes += double(t.bytes);
+  for (const auto& t : uniform.stored_tensors) uniform_bytes += double(t.bytes);
+  CHECK(recipe_bytes == Approx(memory::weight_bytes(model.shape, WeightFormat::q4_k_m).total));
+  CHECK(recipe_bytes > uniform_bytes * 1.05);
+  const auto e = verify::predict(model, fake_host(), p, p.prompt_tokens);
+  REQUIRE(e.ok());
+  CHECK(e->memory.weights_bytes == Approx(recipe_bytes));
+  // A verify report names the recipe, and reads back as a recipe point (calibrate, --replay).
+  const nlohmann::json report = {
+      {"schema", "trilemma.verify"}, {"schema_version", 1}, {"model", "tinyllama-1.1b"},
+      {"points",
+       {{{"config", solver::config_to_json(p.config)}, {"engine_weights", "q4_k_m"}, {"prompt_tokens", 64u}, {"decode_tokens", 32u},
+         {"runs", 3}, {"measured", {{"decode_tok_s", {{"median", 40.0}}}, {"ttft_ms", {{"median", 900.0}}}, {"peak_rss_bytes", 7e8}}}}}}};
+  const auto back = verify::report_points(report, "v.json");
+  INFO((back.ok() ? "" : back.error().to_string()));
+  REQUIRE(back.ok());
+  CHECK(back->front().report.point.recipe);
+  CHECK(verify::engine_weights_name(back->front().report.point) == "q4_k_m");
+  // A draft copy takes one type: a recipe there is refused by name.
+  request.base.speculative.kind = DraftKind::self;
+  request.base.speculative.draft_weights = WeightFormat::q4_k_m;
+  request.weights = WeightFormat::q8_0;
+  const auto draft = verify::build_points(model, request);
+  REQUIRE_FALSE(draft.ok());
+  CHECK_THAT(draft.error().to_string(), Catch::Contains("draft_weights"));
 }
