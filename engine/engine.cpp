@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <chrono>
 #include <new>
-#include <ranges>
 #include <set>
 
 #include "engine/gguf/gguf_writer.hpp"
@@ -206,10 +205,9 @@ Result<GenerateReport> generate_impl(const GenerateOptions& o, const std::functi
 
 Result<ExportReport> export_impl(const ExportOptions& o) {
   if (o.output.empty()) return usage("output", "missing");
-  for (const TensorType t : std::views::values(o.weights_by_tensor)) {
+  for (const auto& [tensor, t] : o.weights_by_tensor)
     if (info(t).gguf_id == k_no_gguf_id)
-      return usage("weights", std::string(info(t).name) + " has no GGUF type id; export " + export_type_names());
-  }
+      return usage("weights", tensor + ": " + std::string(info(t).name) + " has no GGUF type id; export " + export_type_names());
   if (info(o.weights).gguf_id == k_no_gguf_id)
     return usage("weights", std::string(info(o.weights).name) + " has no GGUF type id; export " + export_type_names());
   ThreadPool pool(o.threads);

@@ -54,7 +54,6 @@ Result<Source> resolve_source(const std::string& model, const std::string& synth
   return s;
 }
 
-// KV-cache flags shared by run and eval.
 // The engine's weights for --weights on `src`: a recipe reads the model's shape (a synthetic
 // shape, or a GGUF file's header); other names need none.
 Result<EngineWeights> weights_for(const std::string& weights, const Source& src) {
