@@ -11,6 +11,8 @@ namespace {
 constexpr int k_rows_tokens = 48;
 // The pool hands out units of 16 rows, so every chunk of an x16 matrix is whole strips.
 constexpr std::int64_t k_unit_rows = k_x16_rows;
+// Weight bytes per row block of the multi-token dots: half of a 48 KiB L1 data cache.
+constexpr std::size_t k_multi_block_bytes = 16 * 1024;
 std::int64_t units_of(std::int64_t rows) { return (rows + k_unit_rows - 1) / k_unit_rows; }
 }  // namespace
 
@@ -101,15 +103,18 @@ void Matmul::run(const float* x, int n, std::int64_t cols, std::span<const Matmu
         continue;
       }
       if (p.multi != nullptr && n > 1) {  // each row unpacked once per k_dot_multi_tokens tokens
+        // Rows in blocks of about k_multi_block_bytes, so a block and one token group's
+        // activations stay in L1 while the group passes over the block's rows.
+        const std::int64_t block = std::clamp<std::int64_t>(std::int64_t(k_multi_block_bytes / p.row_bytes), 1, k_unit_rows);
         float out[k_dot_multi_tokens];
-        for (std::int64_t r = first; r < last; ++r) {
-          const std::byte* w_row = p.w->data + std::size_t(r) * p.row_bytes;
+        for (std::int64_t r0 = first; r0 < last; r0 += block)
           for (int t = 0; t < n; t += k_dot_multi_tokens) {
             const int nt = std::min(k_dot_multi_tokens, n - t);
-            p.multi(w_row, act + std::size_t(t) * stride, stride, nt, cols, out);
-            for (int j = 0; j < nt; ++j) p.y[std::size_t(t + j) * rows + std::size_t(r)] = out[j];
+            for (std::int64_t r = r0; r < std::min(last, r0 + block); ++r) {
+              p.multi(p.w->data + std::size_t(r) * p.row_bytes, act + std::size_t(t) * stride, stride, nt, cols, out);
+              for (int j = 0; j < nt; ++j) p.y[std::size_t(t + j) * rows + std::size_t(r)] = out[j];
+            }
           }
-        }
         continue;
       }
       for (std::int64_t r = first; r < last; ++r) {

@@ -58,13 +58,16 @@ constexpr std::array k_table = {
                   TRILEMMA_X86(dot_multi_q3_k_q8_k_avx2)},
     FormatKernels{T::q4_k, T::q8_k, quantize_row_q4_k, dequantize_row_q4_k, dot_q4_k_q8_k_ref, TRILEMMA_X86(dot_q4_k_q8_k_avx2), nullptr,
                   1e-5f, 0.085f, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
-                  TRILEMMA_X86(dot_multi_q4_k_q8_k_avx2)},
+                  TRILEMMA_X86(dot_multi_q4_k_q8_k_avx2), TRILEMMA_X86(dot_q4_k_q8_k_avx512vnni),
+                  TRILEMMA_X86(dot_multi_q4_k_q8_k_avx512vnni)},
     FormatKernels{T::q5_k, T::q8_k, quantize_row_q5_k, dequantize_row_q5_k, dot_q5_k_q8_k_ref, TRILEMMA_X86(dot_q5_k_q8_k_avx2), nullptr,
                   1e-5f, 0.042f, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
-                  TRILEMMA_X86(dot_multi_q5_k_q8_k_avx2)},
+                  TRILEMMA_X86(dot_multi_q5_k_q8_k_avx2), TRILEMMA_X86(dot_q5_k_q8_k_avx512vnni),
+                  TRILEMMA_X86(dot_multi_q5_k_q8_k_avx512vnni)},
     FormatKernels{T::q6_k, T::q8_k, quantize_row_q6_k, dequantize_row_q6_k, dot_q6_k_q8_k_ref, TRILEMMA_X86(dot_q6_k_q8_k_avx2), nullptr,
                   1e-5f, 0.021f, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
-                  TRILEMMA_X86(dot_multi_q6_k_q8_k_avx2)},
+                  TRILEMMA_X86(dot_multi_q6_k_q8_k_avx2), TRILEMMA_X86(dot_q6_k_q8_k_avx512vnni),
+                  TRILEMMA_X86(dot_multi_q6_k_q8_k_avx512vnni)},
     FormatKernels{T::q8_k, T::q8_k, quantize_row_q8_k, dequantize_row_q8_k, dot_q8_k_q8_k_ref, nullptr, nullptr, 1e-5f, 0.0075f},
     FormatKernels{T::iq4_nl, T::q8_0, quantize_row_iq4_nl, dequantize_row_iq4_nl, dot_iq4_nl_q8_0_ref,
                   TRILEMMA_X86(dot_iq4_nl_q8_0_avx2), TRILEMMA_NEON(dot_iq4_nl_q8_0_neon),
@@ -126,7 +129,8 @@ Isa detect_isa(bool force_scalar) {
 }
 
 Isa dot_isa(const FormatKernels& k, Isa isa) {
-  if (isa == Isa::avx512vnni && (k.tile_x4_avx512 != nullptr || k.rows_avx512 != nullptr)) return Isa::avx512vnni;
+  if (isa == Isa::avx512vnni && (k.tile_x4_avx512 != nullptr || k.rows_avx512 != nullptr || k.dot_avx512 != nullptr))
+    return Isa::avx512vnni;
   if ((isa == Isa::avx2 || isa == Isa::avx512vnni) && k.dot_avx2 != nullptr) return Isa::avx2;
   if (isa == Isa::dotprod && k.dot_dotprod != nullptr) return Isa::dotprod;
   if ((isa == Isa::neon || isa == Isa::dotprod) && k.dot_neon != nullptr) return Isa::neon;
@@ -138,12 +142,14 @@ TileFn select_tile(const FormatKernels& k, Isa isa) { return isa == Isa::avx512v
 StripFn select_strip(const FormatKernels& k, Isa isa) { return isa == Isa::avx512vnni ? k.strip_x16_avx512 : nullptr; }
 
 DotMultiFn select_dot_multi(const FormatKernels& k, Isa isa) {
+  if (isa == Isa::avx512vnni && k.dot_multi_avx512 != nullptr) return k.dot_multi_avx512;
   return (isa == Isa::avx2 || isa == Isa::avx512vnni) && k.dot_avx2 != nullptr ? k.dot_multi_avx2 : nullptr;
 }
 
 RowsFn select_rows(const FormatKernels& k, Isa isa) { return isa == Isa::avx512vnni ? k.rows_avx512 : nullptr; }
 
 DotFn select_dot(const FormatKernels& k, Isa isa) {
+  if (isa == Isa::avx512vnni && k.dot_avx512 != nullptr) return k.dot_avx512;
   if (isa == Isa::avx512vnni) isa = Isa::avx2;  // the dot columns below the tiles
   switch (dot_isa(k, isa)) {
     case Isa::avx2: return k.dot_avx2;

@@ -37,6 +37,10 @@ struct FormatKernels {
   // AVX2 one-row-several-tokens twin of dot_avx2 (kernels.hpp DotMultiFn), for prefill in ggml
   // layout: the row's unpacking is shared by up to k_dot_multi_tokens tokens.
   DotMultiFn dot_multi_avx2 = nullptr;
+  // AVX-512 VNNI twins of dot_avx2 and dot_multi_avx2 (64 codes per instruction, the scale
+  // multiply fused with the add). Same bits as the AVX2 columns: tested bit for bit.
+  DotFn dot_avx512 = nullptr;
+  DotMultiFn dot_multi_avx512 = nullptr;
 };
 
 // avx512vnni implies avx2: formats without a tile use their avx2 dot. dotprod implies neon:

@@ -130,6 +130,13 @@ void strip_q4_0_x16_avx512vnni(const std::uint8_t* codes, const std::uint16_t* s
 void strip_q8_0_x16_avx512vnni(const std::uint8_t* codes, const std::uint16_t* scales, std::int64_t blocks, int strips,
                                const Q8Panel& panel, int t0, int nt, float* out, std::size_t out_stride);
 
+// engine/simd/avx512/dot_k_avx512vnni.cpp (AVX-512 F/BW/VL + VNNI; x86-64 builds only)
+float dot_q4_k_q8_k_avx512vnni(const void* w, const void* a, std::int64_t n);
+float dot_q5_k_q8_k_avx512vnni(const void* w, const void* a, std::int64_t n);
+float dot_q6_k_q8_k_avx512vnni(const void* w, const void* a, std::int64_t n);
+void dot_multi_q4_k_q8_k_avx512vnni(const void* w, const void* a, std::size_t a_stride, int nt, std::int64_t n, float* out);
+void dot_multi_q5_k_q8_k_avx512vnni(const void* w, const void* a, std::size_t a_stride, int nt, std::int64_t n, float* out);
+void dot_multi_q6_k_q8_k_avx512vnni(const void* w, const void* a, std::size_t a_stride, int nt, std::int64_t n, float* out);
 // engine/simd/avx512/rows_avx512.cpp (AVX-512 F/BW/VL; x86-64 builds only)
 void rows_f32_f32_avx512(const void* w, std::size_t w_row_bytes, int rows, const float* x, std::size_t x_stride, int nt,
                          std::int64_t n, float* out, std::size_t out_stride);

@@ -175,6 +175,35 @@ TEST_CASE("quant::format_kernels: every multi-token dot gives each token the sin
 #endif
 }
 
+TEST_CASE("quant::format_kernels: the AVX-512 k-quant dots give the AVX2 dots' bits", "[quant]") {
+  // They claim the same integer lanes and the same float steps (simd/avx512/dot_k_avx512vnni.cpp),
+  // so a host with AVX-512 and one without decode to the same logits.
+  if (detect_isa() != Isa::avx512vnni) {
+    WARN("skipped: this CPU (or TRILEMMA_ISA) has no AVX-512 VNNI, so the AVX-512 columns cannot run");
+    return;
+  }
+  int checked = 0;
+  for (const auto& row : format_kernels()) {
+    if (row.dot_avx512 == nullptr) continue;
+    CAPTURE(info(row.weight).name);
+    REQUIRE(row.dot_avx2 != nullptr);
+    REQUIRE(row.dot_multi_avx512 != nullptr);
+    for (const int blocks : {1, 2, 5, 22}) {
+      const std::int64_t n = std::int64_t(blocks) * info(row.weight).block_elems;
+      CAPTURE(n);
+      for (std::uint32_t seed = 1; seed <= 4; ++seed) {
+        const Encoded w = encode(row.weight, normal(std::size_t(n), 700u + seed));
+        const Encoded a = encode(row.activation, normal(std::size_t(n), 800u + seed));
+        const float avx2 = row.dot_avx2(w.bytes.data(), a.bytes.data(), n);
+        const float avx512 = row.dot_avx512(w.bytes.data(), a.bytes.data(), n);
+        CHECK(std::memcmp(&avx2, &avx512, sizeof(float)) == 0);
+      }
+    }
+    ++checked;
+  }
+  CHECK(checked == 3);  // q4_k, q5_k, q6_k
+}
+
 TEST_CASE("quant::format_kernels: round-trip rms error stays within each row's bound", "[quant]") {
   for (const auto& row : format_kernels()) {
     const std::int64_t n = 128 * 256;
