@@ -119,7 +119,7 @@ Result<GenerateReport> generate_impl(const GenerateOptions& o, const std::functi
 
   GenerateReport r;
   r.synthetic = m.synthetic;
-  r.weights = m.weights_name();
+  r.weights = o.recipe ? std::string(info(*o.recipe).name) : m.weights_name();
   r.fallbacks = m.fallbacks;
   r.kernels = kernels_used(m, isa);
   r.threads = pool.size();

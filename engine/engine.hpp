@@ -42,6 +42,7 @@ struct GenerateOptions {
   // A llama.cpp recipe's type per matrix (GGUF name: blk.0.attn_v.weight -> q6_k), from the
   // planner's tensor plan; wins over `weights` for the tensors it names.
   std::map<std::string, TensorType, std::less<>> weights_by_tensor;
+  std::optional<WeightFormat> recipe;  // the recipe weights_by_tensor lays out: reports name it ("q4_k_m")
   int threads = 0;                    // 0 = all cores
   std::string prompt;
   int steps = 64;           // tokens to generate at most (stops early at EOS/BOS)
@@ -130,6 +131,7 @@ struct EvalOptions {
   std::string synthetic_name;
   std::optional<TensorType> weights;  // nullopt = as stored
   std::map<std::string, TensorType, std::less<>> weights_by_tensor;  // as GenerateOptions
+  std::optional<WeightFormat> recipe;                                 // as GenerateOptions
   KvOptions kv;
   std::filesystem::path text_path;
   int context = 256;     // tokens per chunk, BOS included; >= 2, <= the model's context

@@ -65,7 +65,7 @@ Result<EvalReport> evaluate_impl(const EvalOptions& o) {
 
   EvalReport r;
   r.synthetic = cfg.model.synthetic;
-  r.weights = cfg.model.weights_name();
+  r.weights = o.recipe ? std::string(info(*o.recipe).name) : cfg.model.weights_name();
   r.kv = describe(o.kv);
   r.fallbacks = cfg.model.fallbacks;
   r.context = context;

@@ -81,6 +81,7 @@ Result<EngineWeights> set_source(Options& o, const std::string& model, const std
   TRILEMMA_TRY(w, weights_for(weights, src));
   o.weights = w.all;
   o.weights_by_tensor = w.by_tensor;
+  o.recipe = w.recipe;
   return w;
 }
 

@@ -98,9 +98,16 @@ Result<std::vector<ReportPoint>> run_point(const json& doc, const std::string& f
   p.config.sinks = kv.value("sinks", 0u);
   if (!doc.contains("weights") || !doc["weights"].is_string()) return bad(file, "weights", "missing");
   const std::string weights = doc["weights"].get<std::string>();
-  const auto t = tensor_type_from_name(weights.substr(0, weights.find('+')));  // "q4_0+mixed"
-  if (!t) return bad(file, "weights", "unknown engine weights '" + weights + "'");
-  p.engine_weights = *t;
+  // A recipe run tensor by tensor ("q4_k_m"), or the type of most matrices ("q4_0+mixed").
+  if (const auto recipe = weight_format_from_name(weights); recipe && info(*recipe).engine_recipe && !info(*recipe).engine_type) {
+    p.recipe = true;
+    p.engine_weights = info(*recipe).bulk;
+    p.config.weights = *recipe;
+  } else {
+    const auto t = tensor_type_from_name(weights.substr(0, weights.find('+')));
+    if (!t) return bad(file, "weights", "unknown engine weights '" + weights + "'");
+    p.engine_weights = *t;
+  }
   try {
     p.config.threads = doc.at("threads").get<std::uint32_t>();
     Measurement& m = rp.report.measured;

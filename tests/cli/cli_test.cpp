@@ -102,10 +102,11 @@ TEST_CASE("cli run/export: synthetic weights of a catalog shape, stated in the r
   CHECK(r.out.find("\"synthetic\": true") != std::string::npos);
   CHECK(r.out.find("\"weights\": \"q8_0+mixed\"") != std::string::npos);  // FFN rows of 172 fall back
   // A llama.cpp recipe runs as the planner lays it out: Q4_K_M's q4_k rows of 64 fall back to
-  // q5_0, as llama-quantize's do (cli_shared_test checks the bytes against its file).
+  // q5_0, as llama-quantize's do (cli_shared_test checks the bytes against its file). The
+  // report names the recipe, so `calibrate --from` reads it back as one.
   const auto recipe = run("run --synthetic stories260k --weights q4_k_m --steps 2 --json");
   REQUIRE(recipe.code == 0);
-  CHECK(recipe.out.find("\"weights\": \"q5_0+mixed\"") != std::string::npos);
+  CHECK(recipe.out.find("\"weights\": \"q4_k_m\"") != std::string::npos);
   CHECK(run("run --synthetic stories260k --weights q4_k_x").code == 2);
   CHECK(run("run --synthetic stories260k --draft self --draft-weights q4_k_m").code == 2);  // the draft copy takes one type
   CHECK(run("run --synthetic stories260k --model x.gguf").code == 2);

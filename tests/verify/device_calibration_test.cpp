@@ -145,6 +145,25 @@ TEST_CASE("report_points: run and verify reports read back as engine points", "[
   CHECK(p.report.point.config.threads == 2u);
   CHECK(p.report.measured.prompt_tokens == 4u);
   CHECK(p.report.measured.decode_tok_s.median == 150.0);
+  CHECK_FALSE(p.report.point.recipe);
+
+  // A recipe run (`run --weights q4_k_m` names the recipe, not its bulk type) reads back as
+  // the recipe, tensor by tensor; "q4_0+mixed" (fallbacks) as its bulk type.
+  auto recipe_run = run;
+  recipe_run["weights"] = "q4_k_m";
+  const auto recipe = verify::report_points(recipe_run, "run.json");
+  REQUIRE(recipe.ok());
+  CHECK(recipe->front().report.point.recipe);
+  CHECK(recipe->front().report.point.engine_weights == TensorType::q4_k);
+  CHECK(recipe->front().report.point.config.weights == WeightFormat::q4_k_m);
+  CHECK(verify::engine_weights_name(recipe->front().report.point) == "q4_k_m");
+  recipe_run["weights"] = "q4_0+mixed";
+  const auto mixed = verify::report_points(recipe_run, "run.json");
+  REQUIRE(mixed.ok());
+  CHECK_FALSE(mixed->front().report.point.recipe);
+  CHECK(mixed->front().report.point.engine_weights == TensorType::q4_0);
+  recipe_run["weights"] = "q4_k_x";
+  CHECK_FALSE(verify::report_points(recipe_run, "run.json").ok());
 
   // A model file is not a catalog model: --model names it.
   auto file_run = run;
