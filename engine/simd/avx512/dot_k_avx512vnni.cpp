@@ -19,7 +19,9 @@
 // flags in this file could be the copy the linker keeps for an AVX2-only caller.
 #include <immintrin.h>
 
+#include <array>
 #include <cstring>
+#include <type_traits>
 
 #include "engine/quant/blocks.hpp"
 #include "engine/quant/kernels.hpp"
@@ -46,15 +48,113 @@ __m512i halves16(std::int16_t a, std::int16_t b) {
   return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_set1_epi16(a)), _mm256_set1_epi16(b), 1);
 }
 
+// Lane tables of the four-token steps, as data (a namespace-scope vector constant would be
+// built at start-up, before the CPU check, and a function-local one checks a guard per call).
+template <class T, int N, class F>
+constexpr std::array<T, N> lane_table(F lane) {
+  std::array<T, N> v{};
+  for (int l = 0; l < N; ++l) v[std::size_t(l)] = T(lane(l));
+  return v;
+}
+alignas(64) constexpr auto k_fold_lo = lane_table<std::int32_t, 16>([](int l) { return l < 8 ? l : l + 8; });  // lanes 0-7 of a, of b
+alignas(64) constexpr auto k_fold_hi = lane_table<std::int32_t, 16>([](int l) { return l < 8 ? l + 8 : l + 16; });
+alignas(64) constexpr auto k_spread01 = lane_table<std::int32_t, 16>([](int l) { return l / 8; });
+alignas(64) constexpr auto k_spread23 = lane_table<std::int32_t, 16>([](int l) { return 2 + l / 8; });
+alignas(64) constexpr auto k_spread4 = lane_table<std::int32_t, 16>([](int l) { return l / 4; });
+alignas(64) constexpr auto k_even = lane_table<std::int32_t, 16>([](int l) { return 2 * l; });
+alignas(64) constexpr auto k_odd = lane_table<std::int32_t, 16>([](int l) { return 2 * l + 1; });
+// int16 lane l of 32 picks min (l % 16) / 2 (lanes 8-15 of the scales-and-mins vector).
+alignas(64) constexpr auto k_min_pick = lane_table<std::int16_t, 32>([](int l) { return 8 + (l % 16) / 2; });
+template <class T, std::size_t N>
+__m512i load(const std::array<T, N>& table) {
+  return _mm512_load_si512(table.data());
+}
+
+// The float steps of each super-block, token by token (any NT): the AVX2 dot's, in its order.
+// Sums of each 16 activations pairwise (the Q4_K / Q5_K min term) are per token too.
+template <int NT>
+struct TokenSums {
+  __m256 acc[NT];
+  __m128 acc_min[NT];
+  TokenSums() {
+    for (int t = 0; t < NT; ++t) acc[t] = _mm256_setzero_ps(), acc_min[t] = _mm_setzero_ps();
+  }
+  // acc[t] += y_t.d * d * isum[t], lane by lane.
+  [[gnu::always_inline]] void add(const __m512i (&isum)[NT], const BlockQ8K* y, std::size_t stride, std::int64_t i, float d) {
+#pragma GCC unroll 4
+    for (int t = 0; t < NT; ++t)
+      acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(token_block(y, stride, t, i)->d * d), _mm256_cvtepi32_ps(fold(isum[t])), acc[t]);
+  }
+  // acc_min[t] lane k -= y_t.d * dmin * (m_2k * s_2k + m_2k+1 * s_2k+1), s_j the sum of sub-block j's activations.
+  [[gnu::always_inline]] void add_mins(__m256i scales_mins, const BlockQ8K* y, std::size_t stride, std::int64_t i, float dmin) {
+    const __m128i mins8 = _mm256_extracti128_si256(scales_mins, 1);
+#pragma GCC unroll 4
+    for (int t = 0; t < NT; ++t) {
+      const BlockQ8K* yt = token_block(y, stride, t, i);
+      const __m256i bsums = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(yt->bsums));
+      const __m128i sums32 = _mm_hadd_epi16(_mm256_castsi256_si128(bsums), _mm256_extracti128_si256(bsums, 1));
+      acc_min[t] = _mm_fmadd_ps(_mm_set1_ps(-yt->d * dmin), _mm_cvtepi32_ps(_mm_madd_epi16(sums32, mins8)), acc_min[t]);
+    }
+  }
+  void finish(float* out) const {
+    for (int t = 0; t < NT; ++t) out[t] = reduce(acc[t], acc_min[t]);
+  }
+};
+
+// The same for four tokens, with the same lanes and the same float operations on each (so the
+// same bits), but two tokens per register: the per-token steps were a third of prefill's time.
+// acc[r] lanes 8u..8u+7 are token 2r+u's acc; acc_min lanes 4t..4t+3 are token t's.
+struct FourTokenSums {
+  __m512 acc[2] = {_mm512_setzero_ps(), _mm512_setzero_ps()};
+  __m512 acc_min = _mm512_setzero_ps();
+
+  [[gnu::always_inline]] static __m128 token_d(const BlockQ8K* y, std::size_t stride, std::int64_t i) {
+    return _mm_setr_ps(token_block(y, stride, 0, i)->d, token_block(y, stride, 1, i)->d, token_block(y, stride, 2, i)->d,
+                       token_block(y, stride, 3, i)->d);
+  }
+  [[gnu::always_inline]] void add(const __m512i (&isum)[4], const BlockQ8K* y, std::size_t stride, std::int64_t i, float d) {
+    const __m512i lo = load(k_fold_lo), hi = load(k_fold_hi), spread[2] = {load(k_spread01), load(k_spread23)};
+    const __m512 ydd = _mm512_castps128_ps512(_mm_mul_ps(token_d(y, stride, i), _mm_set1_ps(d)));  // y_t.d * d
+#pragma GCC unroll 2
+    for (int r = 0; r < 2; ++r) {
+      // The two tokens' folds side by side: integer sums, so the order of the adds is free.
+      const __m512i f = _mm512_add_epi32(_mm512_permutex2var_epi32(isum[2 * r], lo, isum[2 * r + 1]),
+                                         _mm512_permutex2var_epi32(isum[2 * r], hi, isum[2 * r + 1]));
+      acc[r] = _mm512_fmadd_ps(_mm512_permutexvar_ps(spread[r], ydd), _mm512_cvtepi32_ps(f), acc[r]);
+    }
+  }
+  [[gnu::always_inline]] void add_mins(__m256i scales_mins, const BlockQ8K* y, std::size_t stride, std::int64_t i, float dmin) {
+    const __m512i even = load(k_even), odd = load(k_odd), spread4 = load(k_spread4);
+    // Min j in int16 lanes 2j, 2j + 1 of each half, so one madd gives m_j * s_j in int32 lane j per token.
+    const __m512i mins = _mm512_permutexvar_epi16(load(k_min_pick), _mm512_castsi256_si512(scales_mins));
+    const auto bsums = [&](int t) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(token_block(y, stride, t, i)->bsums)); };
+    const __m512i a = _mm512_madd_epi16(_mm512_inserti64x4(_mm512_castsi256_si512(bsums(0)), bsums(1), 1), mins);
+    const __m512i b = _mm512_madd_epi16(_mm512_inserti64x4(_mm512_castsi256_si512(bsums(2)), bsums(3), 1), mins);
+    // Adjacent lanes added: lane 4t + k = m_2k * s_2k + m_2k+1 * s_2k+1 of token t, exactly the AVX2 madd's.
+    const __m512i sums = _mm512_add_epi32(_mm512_permutex2var_epi32(a, even, b), _mm512_permutex2var_epi32(a, odd, b));
+    // y_t.d * -dmin is -(y_t.d * dmin): the same float as the AVX2 dot's -y_t.d * dmin.
+    const __m512 ydm = _mm512_castps128_ps512(_mm_mul_ps(token_d(y, stride, i), _mm_set1_ps(-dmin)));
+    acc_min = _mm512_fmadd_ps(_mm512_permutexvar_ps(spread4, ydm), _mm512_cvtepi32_ps(sums), acc_min);
+  }
+  void finish(float* out) const {
+    alignas(64) float a[2][16], m[16];
+    _mm512_store_ps(a[0], acc[0]);
+    _mm512_store_ps(a[1], acc[1]);
+    _mm512_store_ps(m, acc_min);
+    for (int t = 0; t < 4; ++t) out[t] = reduce(_mm256_load_ps(a[t / 2] + 8 * (t % 2)), _mm_load_ps(m + 4 * t));
+  }
+};
+
+template <int NT>
+using SuperBlockSums = std::conditional_t<NT == 4, FourTokenSums, TokenSums<NT>>;
+
 // Q4_K / Q5_K: register p holds sub-blocks 2p (low nibbles of qs[32p..32p+31]) and 2p + 1
 // (their high nibbles); their activations are qs[64p..64p+63] of each token's block.
 template <class Block, int NT>
 void dot_k_quant(const Block* b, const BlockQ8K* y, std::size_t stride, std::int64_t blocks, float* out) {
   constexpr bool q5 = sizeof(Block) == sizeof(BlockQ5K);
   const __m512i low4 = _mm512_set1_epi8(0x0F), ones8 = _mm512_set1_epi8(1), nibble_shift = halves16(0, 4);
-  __m256 acc[NT];
-  __m128 acc_min[NT];
-  for (int t = 0; t < NT; ++t) acc[t] = _mm256_setzero_ps(), acc_min[t] = _mm_setzero_ps();
+  SuperBlockSums<NT> sums;
   for (std::int64_t i = 0; i < blocks; ++i) {
     std::uint32_t words[4];  // scales in bytes 0-7, mins in 8-15 (blocks.hpp k_scales_mins)
     std::uint32_t w[3];
@@ -83,18 +183,10 @@ void dot_k_quant(const Block* b, const BlockQ8K* y, std::size_t stride, std::int
         isum[t] = _mm512_dpwssd_epi32(isum[t], _mm512_maddubs_epi16(q, qy), scale);
       }
     }
-    const __m128i mins8 = _mm256_extracti128_si256(sm, 1);
-    const float d = _cvtsh_ss(b[i].d), dmin = _cvtsh_ss(b[i].dmin);
-#pragma GCC unroll 4
-    for (int t = 0; t < NT; ++t) {
-      const BlockQ8K* yt = token_block(y, stride, t, i);
-      const __m256i bsums = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(yt->bsums));
-      const __m128i sums32 = _mm_hadd_epi16(_mm256_castsi256_si128(bsums), _mm256_extracti128_si256(bsums, 1));
-      acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(yt->d * d), _mm256_cvtepi32_ps(fold(isum[t])), acc[t]);
-      acc_min[t] = _mm_fmadd_ps(_mm_set1_ps(-yt->d * dmin), _mm_cvtepi32_ps(_mm_madd_epi16(sums32, mins8)), acc_min[t]);
-    }
+    sums.add(isum, y, stride, i, _cvtsh_ss(b[i].d));
+    sums.add_mins(sm, y, stride, i, _cvtsh_ss(b[i].dmin));
   }
-  for (int t = 0; t < NT; ++t) out[t] = reduce(acc[t], acc_min[t]);
+  sums.finish(out);
 }
 
 // Q6_K: register (h, m) holds codes 128h + 64m .. +63, i.e. the AVX2 dot's pieces k = 2m and
@@ -112,8 +204,7 @@ void dot_q6_k(const BlockQ6K* b, const BlockQ8K* y, std::size_t stride, std::int
     for (int l = 0; l < 32; ++l) lanes[l] = std::int16_t(4 * r + l / 8);
     pick[r] = _mm512_loadu_si512(lanes);
   }
-  __m256 acc[NT];
-  for (int t = 0; t < NT; ++t) acc[t] = _mm256_setzero_ps();
+  SuperBlockSums<NT> sums;
   for (std::int64_t i = 0; i < blocks; ++i) {
     const __m512i scales16 =
         _mm512_castsi256_si512(_mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b[i].scales))));
@@ -139,12 +230,9 @@ void dot_q6_k(const BlockQ6K* b, const BlockQ8K* y, std::size_t stride, std::int
         }
       }
     }
-    const float d = _cvtsh_ss(b[i].d);
-#pragma GCC unroll 4
-    for (int t = 0; t < NT; ++t)
-      acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(token_block(y, stride, t, i)->d * d), _mm256_cvtepi32_ps(fold(isum[t])), acc[t]);
+    sums.add(isum, y, stride, i, _cvtsh_ss(b[i].d));
   }
-  for (int t = 0; t < NT; ++t) out[t] = reduce(acc[t], _mm_setzero_ps());
+  sums.finish(out);  // no min term: acc_min stays 0, as the AVX2 dot's
 }
 
 // kernel.template operator()<NT>() for nt = 1..k_dot_multi_tokens.
