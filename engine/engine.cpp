@@ -33,7 +33,7 @@ std::string kernels_used(const Model& m, Isa isa) {
   std::vector<std::pair<std::uint64_t, Isa>> used;  // bytes per ISA
   const auto note = [&](const Matrix& w) {
     const FormatKernels& k = *find_kernels(w.type);
-    const bool avx512 = w.repacked() || select_rows(k, isa) != nullptr;
+    const bool avx512 = w.repacked() || select_rows(k, isa) != nullptr || (isa == Isa::avx512vnni && k.dot_avx512 != nullptr);
     const Isa column = avx512 ? Isa::avx512vnni : dot_isa(k, isa == Isa::avx512vnni ? Isa::avx2 : isa);
     auto it = std::find_if(used.begin(), used.end(), [&](const auto& u) { return u.second == column; });
     if (it == used.end()) used.emplace_back(w.bytes(), column);
