@@ -68,7 +68,9 @@ constexpr std::array k_table = {
                   1e-5f, 0.021f, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
                   TRILEMMA_X86(dot_multi_q6_k_q8_k_avx2), TRILEMMA_X86(dot_q6_k_q8_k_avx512vnni),
                   TRILEMMA_X86(dot_multi_q6_k_q8_k_avx512vnni)},
-    FormatKernels{T::q8_k, T::q8_k, quantize_row_q8_k, dequantize_row_q8_k, dot_q8_k_q8_k_ref, nullptr, nullptr, 1e-5f, 0.0075f},
+    FormatKernels{.weight = T::q8_k, .activation = T::q8_k, .quantize = quantize_row_q8_k, .dequantize = dequantize_row_q8_k,
+                  .dot_ref = dot_q8_k_q8_k_ref, .dot_avx2 = nullptr, .dot_neon = nullptr, .dot_tolerance = 1e-5f,
+                  .roundtrip_rms = 0.0075f, .quantize_avx512 = TRILEMMA_X86(quantize_row_q8_k_avx512)},
     FormatKernels{T::iq4_nl, T::q8_0, quantize_row_iq4_nl, dequantize_row_iq4_nl, dot_iq4_nl_q8_0_ref,
                   TRILEMMA_X86(dot_iq4_nl_q8_0_avx2), TRILEMMA_NEON(dot_iq4_nl_q8_0_neon),
                   1e-5f, 0.083f},
@@ -144,6 +146,10 @@ StripFn select_strip(const FormatKernels& k, Isa isa) { return isa == Isa::avx51
 DotMultiFn select_dot_multi(const FormatKernels& k, Isa isa) {
   if (isa == Isa::avx512vnni && k.dot_multi_avx512 != nullptr) return k.dot_multi_avx512;
   return (isa == Isa::avx2 || isa == Isa::avx512vnni) && k.dot_avx2 != nullptr ? k.dot_multi_avx2 : nullptr;
+}
+
+QuantizeRowFn select_quantize(const FormatKernels& k, Isa isa) {
+  return isa == Isa::avx512vnni && k.quantize_avx512 != nullptr ? k.quantize_avx512 : k.quantize;
 }
 
 RowsFn select_rows(const FormatKernels& k, Isa isa) { return isa == Isa::avx512vnni ? k.rows_avx512 : nullptr; }

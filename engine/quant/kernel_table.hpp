@@ -41,6 +41,9 @@ struct FormatKernels {
   // multiply fused with the add). Same bits as the AVX2 columns: tested bit for bit.
   DotFn dot_avx512 = nullptr;
   DotMultiFn dot_multi_avx512 = nullptr;
+  // AVX-512 twin of `quantize` (byte for byte, tested), for formats that are some format's
+  // activations: each prompt token is quantized once per matrix input.
+  QuantizeRowFn quantize_avx512 = nullptr;
 };
 
 // avx512vnni implies avx2: formats without a tile use their avx2 dot. dotprod implies neon:
@@ -63,6 +66,8 @@ TileFn select_tile(const FormatKernels& k, Isa isa);
 StripFn select_strip(const FormatKernels& k, Isa isa);
 // The rows x tokens kernel for `isa`, or nullptr (then the matmul calls the dot per row and token).
 RowsFn select_rows(const FormatKernels& k, Isa isa);
+// The quantizer for `isa`: the AVX-512 column where it exists, else the reference.
+QuantizeRowFn select_quantize(const FormatKernels& k, Isa isa);
 // The multi-token twin of select_dot's column for `isa`, or nullptr.
 DotMultiFn select_dot_multi(const FormatKernels& k, Isa isa);
 // Which column the matmul uses for this format under `isa`, for reports.

@@ -204,6 +204,44 @@ TEST_CASE("quant::format_kernels: the AVX-512 k-quant dots give the AVX2 dots' b
   CHECK(checked == 3);  // q4_k, q5_k, q6_k
 }
 
+TEST_CASE("quant::format_kernels: every AVX-512 quantizer writes the reference's bytes", "[quant]") {
+  if (detect_isa() != Isa::avx512vnni) {
+    WARN("skipped: this CPU (or TRILEMMA_ISA) has no AVX-512 VNNI, so the AVX-512 quantizers cannot run");
+    return;
+  }
+  int checked = 0;
+  for (const auto& row : format_kernels()) {
+    if (row.quantize_avx512 == nullptr) continue;
+    CAPTURE(info(row.weight).name);
+    const std::int64_t block = info(row.weight).block_elems, n = 7 * block;
+    std::vector<std::vector<float>> inputs;
+    for (std::uint32_t seed = 1; seed <= 8; ++seed) inputs.push_back(normal(std::size_t(n), 900u + seed));
+    // Blocks the scale and rounding rules single out: all zero; the largest magnitude twice with
+    // both signs (the first wins); products on exact halves (ties to even); a NaN (code 0, never
+    // the maximum); an infinity (the block stores zeros); tiny values near the float minimum.
+    std::vector<float> special(std::size_t(n), 0.0f);
+    for (std::int64_t j = block; j < 2 * block; ++j) special[std::size_t(j)] = float(j % 7) - 3.0f;
+    special[std::size_t(block + 5)] = -9.0f, special[std::size_t(block + 9)] = 9.0f;
+    for (std::int64_t j = 2 * block; j < 3 * block; ++j) special[std::size_t(j)] = (float(j % 255) - 127.0f) * 0.5f;
+    special[std::size_t(2 * block)] = 127.0f;  // scale -1: every other product is an exact half
+    for (std::int64_t j = 3 * block; j < 4 * block; ++j) special[std::size_t(j)] = 0.25f * float(j % 5);
+    special[std::size_t(3 * block + 3)] = std::nanf("");
+    for (std::int64_t j = 4 * block; j < 5 * block; ++j) special[std::size_t(j)] = 1.0f;
+    special[std::size_t(4 * block + 1)] = -INFINITY;
+    for (std::int64_t j = 5 * block; j < 6 * block; ++j) special[std::size_t(j)] = 1e-38f * float(j % 3 + 1);
+    inputs.push_back(special);
+    for (const auto& x : inputs) {
+      const std::size_t bytes = tensor_bytes(row.weight, std::uint64_t(n));
+      std::vector<std::byte> ref(bytes, std::byte{0x55}), simd(bytes, std::byte{0xAA});
+      row.quantize(x.data(), ref.data(), n);
+      row.quantize_avx512(x.data(), simd.data(), n);
+      CHECK(ref == simd);
+    }
+    ++checked;
+  }
+  CHECK(checked >= 1);  // q8_k, the k-quants' activations
+}
+
 TEST_CASE("quant::format_kernels: round-trip rms error stays within each row's bound", "[quant]") {
   for (const auto& row : format_kernels()) {
     const std::int64_t n = 128 * 256;
