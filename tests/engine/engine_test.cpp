@@ -187,13 +187,16 @@ TEST_CASE("engine::generate: reports the kernel columns it used", "[engine]") {
   const Isa best = detect_isa();
   if (best == Isa::avx512vnni) CHECK(r->kernels == "avx512vnni");
   if (best == Isa::avx2) CHECK(r->kernels == "avx2");
-  o.weights = TensorType::q6_k;  // an avx2 column, no avx512 one and no NEON one
+  o.weights = TensorType::q6_k;  // avx2 and avx512vnni dot columns, no NEON one
   s.hidden = 256, s.head_dim = 64, s.ffn = 512;  // every row a multiple of 256: no f32 fallback
   o.synthetic_shape = s;
   r = generate(o, nullptr);
   REQUIRE(r.ok());
-  const bool x86_simd = best == Isa::avx512vnni || best == Isa::avx2;
-  CHECK(r->kernels == (x86_simd ? "avx2" : "scalar"));
+  CHECK(r->kernels == (best == Isa::avx512vnni ? "avx512vnni" : best == Isa::avx2 ? "avx2" : "scalar"));
+  o.weights = TensorType::q3_k;  // an avx2 column only
+  r = generate(o, nullptr);
+  REQUIRE(r.ok());
+  CHECK(r->kernels == (best == Isa::avx512vnni || best == Isa::avx2 ? "avx2" : "scalar"));
   o.force_scalar = true;
   o.weights = TensorType::q4_0;
   r = generate(o, nullptr);
