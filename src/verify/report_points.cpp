@@ -6,6 +6,13 @@
 namespace trilemma::verify {
 namespace {
 
+// The recipe `name` names when the engine runs it tensor by tensor ("q4_k_m"); nullopt for a
+// tensor type ("q4_0") or anything else.
+std::optional<WeightFormat> engine_recipe_named(const std::string& name) {
+  const auto f = weight_format_from_name(name);
+  return f && info(*f).engine_recipe && !info(*f).engine_type ? f : std::nullopt;
+}
+
 using nlohmann::json;
 
 Spread spread_from(const json& j) {
@@ -52,9 +59,9 @@ Result<std::vector<ReportPoint>> verify_points(const json& doc, const std::strin
     p.model_id = model;
     // "q4_0" (one type throughout) or a recipe the engine runs tensor by tensor ("q4_k_m").
     const auto recipe = entry.contains("engine_weights") && entry["engine_weights"].is_string()
-                            ? weight_format_from_name(entry["engine_weights"].get<std::string>())
+                            ? engine_recipe_named(entry["engine_weights"].get<std::string>())
                             : std::nullopt;
-    if (recipe && info(*recipe).engine_recipe && !info(*recipe).engine_type) {
+    if (recipe) {
       p.recipe = true;
       p.engine_weights = info(*recipe).bulk;
       if (p.config.weights != *recipe) return bad(file, where + ".engine_weights", "a recipe other than the config's weights");
@@ -99,7 +106,7 @@ Result<std::vector<ReportPoint>> run_point(const json& doc, const std::string& f
   if (!doc.contains("weights") || !doc["weights"].is_string()) return bad(file, "weights", "missing");
   const std::string weights = doc["weights"].get<std::string>();
   // A recipe run tensor by tensor ("q4_k_m"), or the type of most matrices ("q4_0+mixed").
-  if (const auto recipe = weight_format_from_name(weights); recipe && info(*recipe).engine_recipe && !info(*recipe).engine_type) {
+  if (const auto recipe = engine_recipe_named(weights)) {
     p.recipe = true;
     p.engine_weights = info(*recipe).bulk;
     p.config.weights = *recipe;

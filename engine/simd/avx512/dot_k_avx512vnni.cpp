@@ -156,7 +156,9 @@ void dot_k_quant(const Block* b, const BlockQ8K* y, std::size_t stride, std::int
   const __m512i low4 = _mm512_set1_epi8(0x0F), ones8 = _mm512_set1_epi8(1), nibble_shift = halves16(0, 4);
   SuperBlockSums<NT> sums;
   for (std::int64_t i = 0; i < blocks; ++i) {
-    std::uint32_t words[4];  // scales in bytes 0-7, mins in 8-15 (blocks.hpp k_scales_mins)
+    // Scales in bytes 0-7, mins in 8-15: blocks.hpp k_scales_mins spelled out here, since a
+    // copy of that inline function compiled in this file could serve the AVX2 and scalar callers.
+    std::uint32_t words[4];
     std::uint32_t w[3];
     std::memcpy(w, b[i].scales, 12);
     words[0] = w[0] & 0x3f3f3f3fu;
