@@ -157,9 +157,21 @@ float dot_q5_1_q8_0_neon(const void* w, const void* a, std::int64_t n);
 float dot_iq4_nl_q8_0_neon(const void* w, const void* a, std::int64_t n);
 float dot_tq3_t_q8_0_neon(const void* w, const void* a, std::int64_t n);
 float dot_tq2_t_q8_0_neon(const void* w, const void* a, std::int64_t n);
+// engine/simd/neon/dot_k_neon.cpp (ARMv8.0 NEON; aarch64 builds only)
+float dot_q2_k_q8_k_neon(const void* w, const void* a, std::int64_t n);
+float dot_q3_k_q8_k_neon(const void* w, const void* a, std::int64_t n);
+float dot_q4_k_q8_k_neon(const void* w, const void* a, std::int64_t n);
+float dot_q5_k_q8_k_neon(const void* w, const void* a, std::int64_t n);
+float dot_q6_k_q8_k_neon(const void* w, const void* a, std::int64_t n);
 // engine/simd/neon_dotprod/dot_neon_dotprod.cpp (ARMv8.2 dotprod; aarch64 builds only, picked at
 // run time when the kernel reports asimddp)
 float dot_q8_0_q8_0_dotprod(const void* w, const void* a, std::int64_t n);
 float dot_q4_0_q8_0_dotprod(const void* w, const void* a, std::int64_t n);
+// engine/simd/neon_dotprod/dot_k_dotprod.cpp (ARMv8.2 dotprod; aarch64 builds only, as above)
+float dot_q2_k_q8_k_dotprod(const void* w, const void* a, std::int64_t n);
+float dot_q3_k_q8_k_dotprod(const void* w, const void* a, std::int64_t n);
+float dot_q4_k_q8_k_dotprod(const void* w, const void* a, std::int64_t n);
+float dot_q5_k_q8_k_dotprod(const void* w, const void* a, std::int64_t n);
+float dot_q6_k_q8_k_dotprod(const void* w, const void* a, std::int64_t n);
 
 }  // namespace trilemma::engine

@@ -204,6 +204,34 @@ TEST_CASE("quant::format_kernels: the AVX-512 k-quant dots give the AVX2 dots' b
   CHECK(checked == 3);  // q4_k, q5_k, q6_k
 }
 
+TEST_CASE("quant::format_kernels: the dotprod k-quant dots give the NEON dots' bits", "[quant]") {
+  // One loop (simd/neon/k_quant_neon.hpp) over two ways to sum 16 int8 products: exact integers
+  // either way, so a phone with SDOT and a Cortex-A53 decode to the same logits.
+  if (detect_isa() != Isa::dotprod) {
+    WARN("skipped: not an aarch64 CPU with asimddp (this one: " << isa_name(detect_isa()) << "), so the dotprod columns cannot run");
+    return;
+  }
+  int checked = 0;
+  for (const auto& row : format_kernels()) {
+    if (row.activation != TensorType::q8_k || row.dot_dotprod == nullptr) continue;
+    CAPTURE(info(row.weight).name);
+    REQUIRE(row.dot_neon != nullptr);
+    for (const int blocks : {1, 2, 5, 22}) {
+      const std::int64_t n = std::int64_t(blocks) * info(row.weight).block_elems;
+      CAPTURE(n);
+      for (std::uint32_t seed = 1; seed <= 4; ++seed) {
+        const Encoded w = encode(row.weight, normal(std::size_t(n), 900u + seed));
+        const Encoded a = encode(row.activation, normal(std::size_t(n), 1000u + seed));
+        const float neon = row.dot_neon(w.bytes.data(), a.bytes.data(), n);
+        const float sdot = row.dot_dotprod(w.bytes.data(), a.bytes.data(), n);
+        CHECK(std::memcmp(&neon, &sdot, sizeof(float)) == 0);
+      }
+    }
+    ++checked;
+  }
+  CHECK(checked == 5);  // q2_k .. q6_k
+}
+
 TEST_CASE("quant::format_kernels: every AVX-512 quantizer writes the reference's bytes", "[quant]") {
   if (detect_isa() != Isa::avx512vnni) {
     WARN("skipped: this CPU (or TRILEMMA_ISA) has no AVX-512 VNNI, so the AVX-512 quantizers cannot run");
