@@ -187,16 +187,16 @@ TEST_CASE("engine::generate: reports the kernel columns it used", "[engine]") {
   const Isa best = detect_isa();
   if (best == Isa::avx512vnni) CHECK(r->kernels == "avx512vnni");
   if (best == Isa::avx2) CHECK(r->kernels == "avx2");
-  o.weights = TensorType::q6_k;  // avx2 and avx512vnni dot columns, no NEON one
+  o.weights = TensorType::q6_k;  // a column at every level: avx2, avx512vnni, neon, dotprod
   s.hidden = 256, s.head_dim = 64, s.ffn = 512;  // every row a multiple of 256: no f32 fallback
   o.synthetic_shape = s;
   r = generate(o, nullptr);
   REQUIRE(r.ok());
-  CHECK(r->kernels == (best == Isa::avx512vnni ? "avx512vnni" : best == Isa::avx2 ? "avx2" : "scalar"));
-  o.weights = TensorType::q3_k;  // an avx2 column only
+  CHECK(r->kernels == isa_name(best));
+  o.weights = TensorType::q3_k;  // no AVX-512 column: avx2 on an AVX-512 CPU
   r = generate(o, nullptr);
   REQUIRE(r.ok());
-  CHECK(r->kernels == (best == Isa::avx512vnni || best == Isa::avx2 ? "avx2" : "scalar"));
+  CHECK(r->kernels == (best == Isa::avx512vnni ? "avx2" : isa_name(best)));
   o.force_scalar = true;
   o.weights = TensorType::q4_0;
   r = generate(o, nullptr);
