@@ -51,6 +51,7 @@ float dot_float(const float* y, std::int64_t n, Load load, At at) {
   __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
   std::int64_t i = 0;
   for (; i + 32 <= n; i += 32)
+#pragma GCC unroll 4
     for (int k = 0; k < 4; ++k) acc[k] = _mm256_fmadd_ps(load(i + 8 * k), _mm256_loadu_ps(y + i + 8 * k), acc[k]);
   for (; i + 8 <= n; i += 8) acc[0] = _mm256_fmadd_ps(load(i), _mm256_loadu_ps(y + i), acc[0]);
   float sum = hsum(_mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), _mm256_add_ps(acc[2], acc[3])));
@@ -185,6 +186,7 @@ void dot_k_quant(const Block* b, const BlockQ8K* y, std::size_t stride, std::int
   const __m256i low4 = _mm256_set1_epi8(0x0F), ones8 = _mm256_set1_epi8(1);
   __m256 acc[NT];
   __m128 acc_min[NT];
+#pragma GCC unroll 4
   for (int t = 0; t < NT; ++t) acc[t] = _mm256_setzero_ps(), acc_min[t] = _mm_setzero_ps();
   for (std::int64_t i = 0; i < blocks; ++i) {
     std::uint32_t words[4];  // into a register by value: a 16-byte reload of four 4-byte stores would stall
@@ -206,6 +208,7 @@ void dot_k_quant(const Block* b, const BlockQ8K* y, std::size_t stride, std::int
         q[0] = _mm256_or_si256(q[0], _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * p), ones8), 4));
         q[1] = _mm256_or_si256(q[1], _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * p + 1), ones8), 4));
       }
+#pragma GCC unroll 2
       for (int h = 0; h < 2; ++h) {
         const int j = 2 * p + h;
         const __m256i scale = _mm256_shuffle_epi8(scales, _mm256_set1_epi16(std::int16_t(0x0100 * (2 * j + 1) + 2 * j)));
@@ -227,6 +230,7 @@ void dot_k_quant(const Block* b, const BlockQ8K* y, std::size_t stride, std::int
       acc_min[t] = _mm_fmadd_ps(_mm_set1_ps(-yt->d * dmin), _mm_cvtepi32_ps(_mm_madd_epi16(sums32, mins8)), acc_min[t]);
     }
   }
+#pragma GCC unroll 4
   for (int t = 0; t < NT; ++t) out[t] = reduce(acc[t], acc_min[t]);
 }
 
@@ -238,12 +242,14 @@ template <int NT>
 void dot_q6_k(const BlockQ6K* b, const BlockQ8K* y, std::size_t stride, std::int64_t blocks, float* out) {
   const __m256i low4 = _mm256_set1_epi8(0x0F), low2 = _mm256_set1_epi8(3), bias = _mm256_set1_epi8(32);
   __m256 acc[NT];
+#pragma GCC unroll 4
   for (int t = 0; t < NT; ++t) acc[t] = _mm256_setzero_ps();
   for (std::int64_t i = 0; i < blocks; ++i) {
     const __m256i scales16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b[i].scales)));
     __m256i isum[NT];
 #pragma GCC unroll 4
     for (int t = 0; t < NT; ++t) isum[t] = _mm256_setzero_si256();
+#pragma GCC unroll 2
     for (int h = 0; h < 2; ++h) {
       const __m256i half = avx2::broadcast_half(scales16, h);
       const __m256i l0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b[i].ql + 64 * h));
@@ -266,6 +272,7 @@ void dot_q6_k(const BlockQ6K* b, const BlockQ8K* y, std::size_t stride, std::int
     }
     avx2::add_super_block(acc, isum, y, stride, i, fp16(b[i].d));
   }
+#pragma GCC unroll 4
   for (int t = 0; t < NT; ++t) out[t] = reduce(acc[t], _mm_setzero_ps());
 }
 
@@ -273,6 +280,7 @@ void dot_q6_k(const BlockQ6K* b, const BlockQ8K* y, std::size_t stride, std::int
 // Both halves of a tq block against two Q8_0 blocks; q[h] holds codes 32h..32h+31.
 void tq_accumulate(const __m256i q[2], float d, float m, const BlockQ8_0* y, __m256& acc) {
   const __m256i ones8 = _mm256_set1_epi8(1);
+#pragma GCC unroll 2
   for (int h = 0; h < 2; ++h) {
     const __m256i qy = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y[h].qs));
     const float dy = fp16(y[h].d);

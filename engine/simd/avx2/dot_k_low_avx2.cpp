@@ -24,6 +24,7 @@ void dot_q2_k(const BlockQ2K* b, const BlockQ8K* y, std::size_t stride, std::int
   const __m256i three = _mm256_set1_epi8(3);
   const __m128i low4 = _mm_set1_epi8(0x0F);
   __m256 acc[NT], acc_min[NT];
+#pragma GCC unroll 4
   for (int t = 0; t < NT; ++t) acc[t] = acc_min[t] = _mm256_setzero_ps();
   for (std::int64_t i = 0; i < blocks; ++i) {
     // The 16 scales and mins are the low and high nibbles of scales[], widened to int16.
@@ -31,7 +32,9 @@ void dot_q2_k(const BlockQ2K* b, const BlockQ8K* y, std::size_t stride, std::int
     const __m256i scales16 = _mm256_cvtepu8_epi16(_mm_and_si128(packed, low4));
     const __m256i mins = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(packed, 4), low4));
     __m256i isum[NT];
+#pragma GCC unroll 4
     for (int t = 0; t < NT; ++t) isum[t] = _mm256_setzero_si256();
+#pragma GCC unroll 2
     for (int h = 0; h < 2; ++h) {
       const __m256i plane = load(b[i].qs + 32 * h), half = avx2::broadcast_half(scales16, h);
 #pragma GCC unroll 4
@@ -52,6 +55,7 @@ void dot_q2_k(const BlockQ2K* b, const BlockQ8K* y, std::size_t stride, std::int
       acc_min[t] = _mm256_fmadd_ps(_mm256_set1_ps(-yt->d * dmin), _mm256_cvtepi32_ps(_mm256_madd_epi16(load(yt->bsums), mins)), acc_min[t]);
     }
   }
+#pragma GCC unroll 4
   for (int t = 0; t < NT; ++t) out[t] = reduce(_mm256_add_ps(acc[t], acc_min[t]), _mm_setzero_ps());
 }
 
@@ -61,6 +65,7 @@ template <int NT>
 void dot_q3_k(const BlockQ3K* b, const BlockQ8K* y, std::size_t stride, std::int64_t blocks, float* out) {
   const __m256i three = _mm256_set1_epi8(3), four = _mm256_set1_epi8(4), zero = _mm256_setzero_si256();
   __m256 acc[NT];
+#pragma GCC unroll 4
   for (int t = 0; t < NT; ++t) acc[t] = _mm256_setzero_ps();
   std::uint32_t w[4];
   for (std::int64_t i = 0; i < blocks; ++i) {
@@ -70,7 +75,9 @@ void dot_q3_k(const BlockQ3K* b, const BlockQ8K* y, std::size_t stride, std::int
     const __m256i hmask = load(b[i].hmask);
     __m256i bit = _mm256_set1_epi8(1);  // hmask's bit 4h + j, doubled per piece
     __m256i isum[NT];
+#pragma GCC unroll 4
     for (int t = 0; t < NT; ++t) isum[t] = _mm256_setzero_si256();
+#pragma GCC unroll 2
     for (int h = 0; h < 2; ++h) {
       const __m256i plane = load(b[i].qs + 32 * h), half = avx2::broadcast_half(scales16, h);
 #pragma GCC unroll 4
@@ -88,6 +95,7 @@ void dot_q3_k(const BlockQ3K* b, const BlockQ8K* y, std::size_t stride, std::int
     }
     avx2::add_super_block(acc, isum, y, stride, i, fp16(b[i].d));
   }
+#pragma GCC unroll 4
   for (int t = 0; t < NT; ++t) out[t] = reduce(acc[t], _mm_setzero_ps());
 }
 

@@ -23,6 +23,8 @@
 //         same tree); mix keeps a block's 32 output columns in registers across the run, the
 //         axpy's arithmetic per element: bit-identical to mix_ref. Slices that cut a block take
 //         the row kernels above in a loop.
+// The constant loops over accumulator arrays carry `#pragma GCC unroll` (-O2 leaves them rolled
+// and the arrays in memory; see simd/avx512/kv_avx512.cpp).
 #include <immintrin.h>
 
 #include <algorithm>
@@ -97,6 +99,7 @@ void axpy_blocks(const void* row, int first, int n, float a, float* out, CodesFn
     if (len == 32) {
       const Codes c = codes(blocks[b]);
       const __m256 ad = _mm256_set1_ps(a * fp16(blocks[b].d));  // rounded once, as _ref
+#pragma GCC unroll 4
       for (int k = 0; k < 4; ++k) {
         float* o = out + i + 8 * k;
         _mm256_storeu_ps(o, _mm256_add_ps(_mm256_loadu_ps(o), _mm256_mul_ps(ad, c.c[k])));
@@ -134,9 +137,11 @@ void scores_tiled(const std::byte* rows, std::size_t row_bytes, int count, int f
   for (; r + 8 <= count; r += 8) {
     __m256 acc[8];
     const typename L::Elem* k[8];
+#pragma GCC unroll 8
     for (int p = 0; p < 8; ++p) acc[p] = _mm256_setzero_ps(), k[p] = row_at<L>(rows, row_bytes, r + p, first);
     for (int j = 0; j < n; j += 8) {
       const __m256 qv = _mm256_loadu_ps(q + j);
+#pragma GCC unroll 8
       for (int p = 0; p < 8; ++p) acc[p] = _mm256_fmadd_ps(qv, L::load(k[p] + j), acc[p]);
     }
     _mm256_storeu_ps(scores + r, _mm256_div_ps(sum8(acc), vscale));
@@ -154,12 +159,15 @@ void mix_tiled(const std::byte* rows, std::size_t row_bytes, int count, int firs
   int j = 0;
   for (; j + 32 <= n; j += 32) {
     __m256 acc[4];
+#pragma GCC unroll 4
     for (int c = 0; c < 4; ++c) acc[c] = _mm256_loadu_ps(out + j + 8 * c);
     for (int r = 0; r < count; ++r) {
       const typename L::Elem* v = row_at<L>(rows, row_bytes, r, first) + j;
       const __m256 a = _mm256_set1_ps(w[r]);
+#pragma GCC unroll 4
       for (int c = 0; c < 4; ++c) acc[c] = _mm256_add_ps(acc[c], _mm256_mul_ps(a, L::load(v + 8 * c)));
     }
+#pragma GCC unroll 4
     for (int c = 0; c < 4; ++c) _mm256_storeu_ps(out + j + 8 * c, acc[c]);
   }
   for (; j + 8 <= n; j += 8) {
@@ -211,9 +219,11 @@ void scores_blocks(const std::byte* rows, std::size_t row_bytes, int count, int 
   for (; r + 8 <= count; r += 8) {
     __m256 acc[8];
     const Block* k[8];
+#pragma GCC unroll 8
     for (int p = 0; p < 8; ++p) acc[p] = _mm256_setzero_ps(), k[p] = block_row<Block>(rows, row_bytes, r + p, first);
     for (int b = 0; b < blocks; ++b) {
       const Query32 qv = query_block(q, b);
+#pragma GCC unroll 8
       for (int p = 0; p < 8; ++p) acc[p] = block_step(k[p][b], qv.v, acc[p], codes);
     }
     _mm256_storeu_ps(scores + r, _mm256_div_ps(sum8(acc), vscale));
@@ -234,13 +244,16 @@ void mix_blocks(const std::byte* rows, std::size_t row_bytes, int count, int fir
   for (int b = 0; b < n / 32; ++b) {
     float* o = out + 32 * b;
     __m256 acc[4];
+#pragma GCC unroll 4
     for (int c = 0; c < 4; ++c) acc[c] = _mm256_loadu_ps(o + 8 * c);
     for (int r = 0; r < count; ++r) {
       const Block& blk = block_row<Block>(rows, row_bytes, r, first)[b];
       const Codes c = codes(blk);
       const __m256 ad = _mm256_set1_ps(w[r] * fp16(blk.d));
+#pragma GCC unroll 4
       for (int k = 0; k < 4; ++k) acc[k] = _mm256_add_ps(acc[k], _mm256_mul_ps(ad, c.c[k]));
     }
+#pragma GCC unroll 4
     for (int c = 0; c < 4; ++c) _mm256_storeu_ps(o + 8 * c, acc[c]);
   }
 }

@@ -77,6 +77,7 @@ struct TokenSums {
   __m256 acc[NT];
   __m128 acc_min[NT];
   TokenSums() {
+#pragma GCC unroll 4
     for (int t = 0; t < NT; ++t) acc[t] = _mm256_setzero_ps(), acc_min[t] = _mm_setzero_ps();
   }
   // acc[t] += y_t.d * d * isum[t], lane by lane.
@@ -97,6 +98,7 @@ struct TokenSums {
     }
   }
   void finish(float* out) const {
+#pragma GCC unroll 4
     for (int t = 0; t < NT; ++t) out[t] = reduce(acc[t], acc_min[t]);
   }
 };
