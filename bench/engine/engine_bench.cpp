@@ -2,7 +2,7 @@
 // shape, against the host's memory read bandwidth measured in the same run.
 //
 // For each weight format (q8_0, q4_0, f16) and thread count (1, 2):
-//   prefill tok/s   64-token prompt in one batched forward pass (median of runs)
+//   prefill tok/s   64-token prompt (--prompt N: N tokens) in one batched forward pass (median of runs)
 //   decode tok/s    one token per forward pass after the prompt (median over tokens)
 //   effective GB/s  weight bytes one decoded token streams / median decode time
 //   % of read BW    effective GB/s / the host's streaming read bandwidth at that thread count
@@ -13,7 +13,7 @@
 //                   "% read BW" is what the rest of a decode step costs
 // Weights are synthetic (deterministic PRNG): right for speed and memory, meaningless output.
 //
-// usage: engine_bench [--small] [--runs N] [--formats q8_0,q4_0,f16] [--threads 1,2]
+// usage: engine_bench [--small] [--runs N] [--prompt N] [--formats q8_0,q4_0,f16] [--threads 1,2]
 #include <immintrin.h>
 
 #include <algorithm>
@@ -157,22 +157,24 @@ int main(int argc, char** argv) {
   int runs = 5;
   std::vector<std::string> formats = {"q8_0", "q4_0", "f16"};
   std::vector<int> thread_counts = {1, 2};
+  int prompt_len = 64;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--small") use_small = true;
     else if (a == "--runs" && i + 1 < argc) runs = std::max(1, std::atoi(argv[++i]));
+    else if (a == "--prompt" && i + 1 < argc) prompt_len = std::clamp(std::atoi(argv[++i]), 1, 1900);
     else if (a == "--formats" && i + 1 < argc) formats = split(argv[++i]);
     else if (a == "--threads" && i + 1 < argc) {
       thread_counts.clear();
       for (const auto& t : split(argv[++i])) thread_counts.push_back(std::max(1, std::atoi(t.c_str())));
     } else {
-      std::fprintf(stderr, "unknown argument %s\nusage: engine_bench [--small] [--runs N] [--formats a,b] [--threads 1,2]\n", argv[i]);
+      std::fprintf(stderr, "unknown argument %s\nusage: engine_bench [--small] [--runs N] [--prompt N] [--formats a,b] [--threads 1,2]\n", argv[i]);
       return 2;
     }
   }
   const ModelShape shape = use_small ? small() : tinyllama();
   const char* shape_name = use_small ? "small-test" : "TinyLlama-1.1B";
-  const int prompt_len = 64, decode_tokens = 32;
+  const int decode_tokens = 32;
   const Isa isa = detect_isa();
 
   // The bandwidth buffer stays allocated: read bandwidth is measured right before each decode
@@ -184,6 +186,7 @@ int main(int argc, char** argv) {
   std::printf("engine_bench: %s shape, SYNTHETIC weights (deterministic PRNG), kernels %s, %u cores\n", shape_name,
               std::string(isa_name(isa)).c_str(), std::thread::hardware_concurrency());
   std::printf("read GB/s: streaming read of a 1 GiB buffer on the decode's own thread pool, one pass after each decoded token, median\n");
+  std::printf("prefill: %d-token prompt; decode: %d tokens after it\n", prompt_len, decode_tokens);
   std::printf("load average at start: %s", load_average().c_str());
   std::printf("RSS excludes that 1 GiB buffer\n\n");
   std::printf("%-6s %3s %12s %12s %10s %10s %10s %10s %12s %9s %12s\n", "format", "thr", "prefill t/s", "decode t/s",

@@ -62,11 +62,12 @@ void Matmul::run(const float* x, int n, std::int64_t cols, std::span<const Matmu
                                    [&](const Prepared& p) { return p.act == s && (p.tile != nullptr || p.strip != nullptr); });
     if (tiled) resize_q8_panel(m_panel, n, cols / k_qk8_0);
     const QuantizeRowFn quantize = select_quantize(ak, m_isa);
+    const PackPanelTokenFn pack_token = select_pack_q8_panel_token(m_isa);
     m_pool.parallel_for(n, 4, [&](std::int64_t begin, std::int64_t end) {
       for (std::int64_t t = begin; t < end; ++t) {
         std::byte* row = buf.data() + std::size_t(t) * stride;
         quantize(x + std::size_t(t) * std::size_t(cols), row, cols);
-        if (tiled) pack_q8_panel_token(row, int(t), m_panel);
+        if (tiled) pack_token(row, int(t), m_panel);
       }
     });
   }

@@ -3,6 +3,7 @@
 #include "engine/quant/kernel_table.hpp"
 
 #include "engine/quant/cpu_features.hpp"
+#include "engine/quant/q8_panel.hpp"
 
 #include <array>
 #include <cstdlib>
@@ -36,7 +37,8 @@ constexpr std::array k_table = {
     FormatKernels{T::q8_0, T::q8_0, quantize_row_q8_0, dequantize_row_q8_0, dot_q8_0_q8_0_ref,
                   TRILEMMA_X86(dot_q8_0_q8_0_avx2), TRILEMMA_NEON(dot_q8_0_q8_0_neon), 1e-5f, 0.006f,
                   pack_row_q8_0_x4, TRILEMMA_X86(tile_q8_0_x4_avx512vnni), TRILEMMA_NEON(dot_q8_0_q8_0_dotprod), nullptr,
-                  pack_strip_q8_0_x16, TRILEMMA_X86(strip_q8_0_x16_avx512vnni)},
+                  pack_strip_q8_0_x16, TRILEMMA_X86(strip_q8_0_x16_avx512vnni), nullptr, nullptr, nullptr,
+                  TRILEMMA_X86(quantize_row_q8_0_avx512)},
     FormatKernels{T::q4_0, T::q8_0, quantize_row_q4_0, dequantize_row_q4_0, dot_q4_0_q8_0_ref,
                   TRILEMMA_X86(dot_q4_0_q8_0_avx2), TRILEMMA_NEON(dot_q4_0_q8_0_neon), 1e-5f, 0.09f,
                   pack_row_q4_0_x4, TRILEMMA_X86(tile_q4_0_x4_avx512vnni), TRILEMMA_NEON(dot_q4_0_q8_0_dotprod), nullptr,
@@ -150,6 +152,11 @@ DotMultiFn select_dot_multi(const FormatKernels& k, Isa isa) {
 
 QuantizeRowFn select_quantize(const FormatKernels& k, Isa isa) {
   return isa == Isa::avx512vnni && k.quantize_avx512 != nullptr ? k.quantize_avx512 : k.quantize;
+}
+
+PackPanelTokenFn select_pack_q8_panel_token(Isa isa) {
+  // avx512vnni is detected on x86-64 only, where the twin exists.
+  return isa == Isa::avx512vnni ? TRILEMMA_X86(pack_q8_panel_token_avx512) : pack_q8_panel_token;
 }
 
 RowsFn select_rows(const FormatKernels& k, Isa isa) { return isa == Isa::avx512vnni ? k.rows_avx512 : nullptr; }

@@ -68,6 +68,10 @@ StripFn select_strip(const FormatKernels& k, Isa isa);
 RowsFn select_rows(const FormatKernels& k, Isa isa);
 // The quantizer for `isa`: the AVX-512 column where it exists, else the reference.
 QuantizeRowFn select_quantize(const FormatKernels& k, Isa isa);
+// The packer of the tiles' and strips' Q8 panel (quant/q8_panel.hpp) for `isa`: the AVX-512
+// twin where the panel kernels run, else the reference.
+using PackPanelTokenFn = void (*)(const std::byte* row, int t, Q8Panel& panel);
+PackPanelTokenFn select_pack_q8_panel_token(Isa isa);
 // The multi-token twin of select_dot's column for `isa`, or nullptr.
 DotMultiFn select_dot_multi(const FormatKernels& k, Isa isa);
 // Which column the matmul uses for this format under `isa`, for reports.

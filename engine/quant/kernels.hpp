@@ -139,6 +139,7 @@ void dot_multi_q5_k_q8_k_avx512vnni(const void* w, const void* a, std::size_t a_
 void dot_multi_q6_k_q8_k_avx512vnni(const void* w, const void* a, std::size_t a_stride, int nt, std::int64_t n, float* out);
 // engine/simd/avx512/quantize_avx512.cpp (AVX-512 F/BW/VL; x86-64 builds only)
 void quantize_row_q8_k_avx512(const float* x, void* y, std::int64_t n);
+void quantize_row_q8_0_avx512(const float* x, void* y, std::int64_t n);
 // engine/simd/avx512/rows_avx512.cpp (AVX-512 F/BW/VL; x86-64 builds only)
 void rows_f32_f32_avx512(const void* w, std::size_t w_row_bytes, int rows, const float* x, std::size_t x_stride, int nt,
                          std::int64_t n, float* out, std::size_t out_stride);

@@ -37,6 +37,9 @@ struct Q8Panel {
 void resize_q8_panel(Q8Panel& panel, int tokens, std::int64_t blocks);
 // Packs one Q8_0 row as token t (tokens may be packed concurrently).
 void pack_q8_panel_token(const std::byte* row, int t, Q8Panel& panel);
+// Its AVX-512 twin, the same bytes (engine/simd/avx512/q8_panel_avx512.cpp; x86-64 builds only,
+// AVX-512 F/BW/VL CPUs only).
+void pack_q8_panel_token_avx512(const std::byte* row, int t, Q8Panel& panel);
 // Both, for `tokens` rows `stride` bytes apart.
 void pack_q8_panel(const std::byte* rows, std::size_t stride, int tokens, std::int64_t blocks, Q8Panel& out);
 

@@ -244,10 +244,12 @@ TEST_CASE("quant::format_kernels: every AVX-512 quantizer writes the reference's
     std::vector<float> special(std::size_t(n), 0.0f);
     for (std::int64_t j = block; j < 2 * block; ++j) special[std::size_t(j)] = float(j % 7) - 3.0f;
     special[std::size_t(block + 5)] = -9.0f, special[std::size_t(block + 9)] = 9.0f;
-    for (std::int64_t j = 2 * block; j < 3 * block; ++j) special[std::size_t(j)] = (float(j % 255) - 127.0f) * 0.5f;
+    for (std::int64_t j = 2 * block; j < 3 * block; ++j)  // halves of both signs
+      special[std::size_t(j)] = (float(j % 255) - 127.0f) * (j % 4 < 2 ? 0.5f : -0.5f);
     special[std::size_t(2 * block)] = 127.0f;  // scale -1: every other product is an exact half
     for (std::int64_t j = 3 * block; j < 4 * block; ++j) special[std::size_t(j)] = 0.25f * float(j % 5);
     special[std::size_t(3 * block + 3)] = std::nanf("");
+    special[std::size_t(3 * block + 1)] = 5.0f;  // q8_0's running maximum restarts after the NaN
     for (std::int64_t j = 4 * block; j < 5 * block; ++j) special[std::size_t(j)] = 1.0f;
     special[std::size_t(4 * block + 1)] = -INFINITY;
     for (std::int64_t j = 5 * block; j < 6 * block; ++j) special[std::size_t(j)] = 1e-38f * float(j % 3 + 1);
@@ -262,6 +264,44 @@ TEST_CASE("quant::format_kernels: every AVX-512 quantizer writes the reference's
     ++checked;
   }
   CHECK(checked >= 1);  // q8_k, the k-quants' activations
+}
+
+TEST_CASE("quant::q8_panel: the AVX-512 packer writes the reference's panel", "[quant]") {
+  if (detect_isa() != Isa::avx512vnni) {
+    WARN("skipped: this CPU (or TRILEMMA_ISA) has no AVX-512 VNNI, so the AVX-512 packer cannot run");
+    return;
+  }
+  REQUIRE(select_pack_q8_panel_token(Isa::avx512vnni) != &pack_q8_panel_token);
+  REQUIRE(select_pack_q8_panel_token(Isa::avx2) == &pack_q8_panel_token);
+  const int tokens = 3;
+  for (const std::int64_t n : {128, 256, 2048}) {
+    CAPTURE(n);
+    std::vector<std::byte> rows;
+    for (int t = 0; t < tokens; ++t) {
+      auto x = normal(std::size_t(n), 40u + std::uint32_t(t));
+      for (std::int64_t j = 0; j < n; j += 37) x[std::size_t(j)] *= 40.0f;  // codes at +-127 beside small ones
+      const auto e = encode(TensorType::q8_0, x);
+      rows.insert(rows.end(), e.bytes.begin(), e.bytes.end());
+    }
+    const std::size_t stride = rows.size() / tokens;
+    // Every code value once, both extremes included, in the last token's first 8 blocks.
+    auto* blocks = reinterpret_cast<BlockQ8_0*>(rows.data() + 2 * stride);
+    for (int j = 0; j < 256; ++j) blocks[j / 32].qs[j % 32] = std::int8_t(j - 128);
+    Q8Panel ref, simd;
+    resize_q8_panel(ref, tokens, n / 32);
+    resize_q8_panel(simd, tokens, n / 32);
+    std::fill(simd.s8.begin(), simd.s8.end(), std::int8_t(0x55));
+    std::fill(simd.init.begin(), simd.init.end(), 0x55);
+    for (int t = tokens - 1; t >= 0; --t) {  // any order: tokens are packed concurrently
+      pack_q8_panel_token(rows.data() + std::size_t(t) * stride, t, ref);
+      select_pack_q8_panel_token(Isa::avx512vnni)(rows.data() + std::size_t(t) * stride, t, simd);
+    }
+    CHECK(ref.s8 == simd.s8);
+    CHECK(ref.u8 == simd.u8);
+    CHECK(ref.init == simd.init);
+    CHECK(ref.zero == simd.zero);
+    CHECK(std::memcmp(ref.dy.data(), simd.dy.data(), ref.dy.size() * sizeof(float)) == 0);
+  }
 }
 
 TEST_CASE("quant::format_kernels: round-trip rms error stays within each row's bound", "[quant]") {
