@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <chrono>
 #include <new>
-#include <set>
 
 #include "engine/gguf/gguf_writer.hpp"
 #include "types/weight_format.hpp"
@@ -192,9 +191,7 @@ Result<GenerateReport> generate_impl(const GenerateOptions& o, const std::functi
   const KvStats ks = tf.cache().stats();
   r.kv_allocated_bytes = ks.allocated_bytes, r.kv_used_bytes = ks.used_bytes, r.kv_spilled_bytes = ks.spilled_bytes;
   r.kv_slow_read_bytes = ks.slow_read_bytes, r.kv_slow_write_bytes = ks.slow_write_bytes;
-  std::set<int> looked_up(r.prompt_tokens.begin(), r.prompt_tokens.end());
-  looked_up.insert(r.tokens.begin(), r.tokens.end());
-  r.memory.weights = m.resident_weight_bytes(looked_up.size());
+  r.memory.weights = m.resident_weight_bytes(!r.prompt_tokens.empty() || !r.tokens.empty());
   r.memory.kv_resident = ks.allocated_bytes + draft_kv;
   r.memory.kv_spilled = ks.spilled_bytes + draft_spilled;
   r.memory.scratch = tf.scratch_bytes() + draft_scratch;

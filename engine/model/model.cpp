@@ -72,7 +72,23 @@ std::uint64_t Model::weight_bytes() const {
   return total + (2 * std::uint64_t(layers.size()) + 1) * shape.hidden * 4;
 }
 
-std::uint64_t Model::resident_weight_bytes(std::uint64_t embedding_rows) const {
+namespace {
+// The window the kernel maps around a faulting read (fault_around_bytes, 64 KiB by default); a
+// PMD-mapped folio goes as a whole when any part of it is released.
+constexpr std::uint64_t k_fault_window = 64 * 1024;
+}  // namespace
+
+void Model::release_embedding_row(std::int64_t token) const {
+  if (classifier.data == token_embedding.data || !storage->file_backed(token_embedding.data, token_embedding.bytes())) return;
+  const auto table = reinterpret_cast<std::uintptr_t>(token_embedding.data);
+  const auto row = reinterpret_cast<std::uintptr_t>(token_embedding.row(token));
+  const std::uintptr_t begin = std::max(table, row / k_fault_window * k_fault_window);
+  const std::uintptr_t end = std::min(table + token_embedding.bytes(),
+                                      (row + token_embedding.row_bytes() + k_fault_window - 1) / k_fault_window * k_fault_window);
+  storage->release_mapped(token_embedding.data + (begin - table), end - begin);
+}
+
+std::uint64_t Model::resident_weight_bytes(bool looked_up) const {
   std::uint64_t total = storage->allocated_bytes();
   const auto mapped = [&](const void* p, std::uint64_t bytes) {
     return p != nullptr && !storage->owns(static_cast<const std::byte*>(p), bytes);
@@ -86,10 +102,8 @@ std::uint64_t Model::resident_weight_bytes(std::uint64_t embedding_rows) const {
   // An untied embedding in owned buffers is counted above; in memory (not a file), in full.
   if (classifier.data != token_embedding.data && !storage->file_backed(token_embedding.data, token_embedding.bytes()))
     add_if_mapped(token_embedding.data, token_embedding.bytes());
-  if (classifier.data != token_embedding.data && storage->file_backed(token_embedding.data, token_embedding.bytes())) {
-    const auto page = static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE));
-    total += std::min(token_embedding.bytes(), embedding_rows * std::max<std::uint64_t>(token_embedding.row_bytes(), page));
-  }
+  if (looked_up && classifier.data != token_embedding.data && storage->file_backed(token_embedding.data, token_embedding.bytes()))
+    total += std::min(token_embedding.bytes(), std::max<std::uint64_t>(token_embedding.row_bytes(), k_fault_window));
   return total;
 }
 

@@ -136,8 +136,10 @@ void Transformer::run_chunk(std::span<const int> tokens, int pos0, float* logits
   const int n = int(tokens.size());
   const std::size_t dim = s.hidden, q_dim = s.q_dim(), kv_dim = s.kv_dim(), ffn = s.ffn;
   const FormatKernels& emb = *find_kernels(m_model.token_embedding.type);
-  for (int t = 0; t < n; ++t)
+  for (int t = 0; t < n; ++t) {
     emb.dequantize(m_model.token_embedding.row(tokens[std::size_t(t)]), &m_x[std::size_t(t) * dim], dim);
+    m_model.release_embedding_row(tokens[std::size_t(t)]);
+  }
 
   // Element-wise work token by token on the pool; a decode step (one token) stays on this thread.
   const auto each_token = [&](const auto& fn) {
