@@ -91,7 +91,8 @@ struct FigureSummary {
 std::vector<FigureSummary> summarize(const std::vector<PointReport>& reports);
 
 // Fits the host's derating from reports of `model`'s points: bandwidth and compute fractions
-// per weight format, attention's fractions per KV format (decode and prefill), the per-pass
+// per weight format, attention's fractions per KV format (decode and prefill; only from prompt
+// lengths at least 2x apart, which alone tell attention from compute), the per-pass
 // overhead and, with speculative points, the per-round cost (least
 // squares of the log errors of decode tok/s and TTFT through `predict`), runtime memory and
 // the scratch factor (linear least squares). The result replaces any earlier calibration.

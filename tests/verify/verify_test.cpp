@@ -178,6 +178,51 @@ TEST_CASE("verify::calibrate: recovers the true factors of a fake host", "[verif
   CHECK(*fitted.scratch_fraction == Approx(1.0).epsilon(0.01));
 }
 
+TEST_CASE("verify::calibrate: one prompt length leaves attention's rates to the tables", "[verify]") {
+  const auto model = models::resolve_model("smollm2-135m").value();
+  auto host = fake_host();
+  auto truth = host;
+  devices::Calibration true_factors;
+  true_factors.fitted_on = "truth";
+  auto& t = true_factors.at("cpu");
+  t.bandwidth_fraction = {{"q8_0", 0.40}};
+  t.compute_fraction = {{"all", 0.10}};
+  t.attention_fraction = {{"f16", 0.05}};
+  truth.calibration = true_factors;
+  FakeSource source(model, truth);
+  const auto report = [&](std::uint32_t prompt) {
+    verify::RunPoint p;
+    p.model_id = model.id;
+    p.engine_weights = TensorType::q8_0;
+    p.config.weights = WeightFormat::q8_0;
+    p.config.kv_type = TensorType::f16;
+    p.config.threads = 4;
+    p.prompt_tokens = prompt;
+    verify::PointReport r;
+    r.point = p;
+    r.measured = source.measure(p).value();
+    r.predicted = verify::predict(model, host, p, prompt).value();
+    return r;
+  };
+  // One run (480 tokens): compute and attention cannot be told apart, so neither attention
+  // rate is fitted; compute and bandwidth still are.
+  // The host carries an earlier calibration whose attention rates were fitted badly: they go.
+  devices::Calibration stale;
+  stale.fitted_on = "stale";
+  stale.at("cpu").prefill_attention_fraction = {{"f16", 0.008}};
+  stale.at("cpu").attention_fraction = {{"f16", 0.05}};
+  host.calibration = stale;
+  const auto one = verify::calibrate(model, {report(480)}, host, "test");
+  REQUIRE(one.find("cpu"));
+  CHECK(one.find("cpu")->prefill_attention_fraction.empty());
+  CHECK(one.find("cpu")->attention_fraction.empty());
+  CHECK_FALSE(one.find("cpu")->compute_fraction.empty());
+  // Two lengths 7.5x apart: fitted.
+  const auto two = verify::calibrate(model, {report(64), report(480)}, host, "test");
+  REQUIRE(two.find("cpu"));
+  CHECK_FALSE(two.find("cpu")->prefill_attention_fraction.empty());
+}
+
 TEST_CASE("verify: a llama.cpp recipe runs tensor by tensor and is predicted with the same tensors", "[verify]") {
   const auto model = models::resolve_model("tinyllama-1.1b").value();
   verify::PointsRequest request;
