@@ -44,6 +44,7 @@ CpuFeatures detect() {
     f.avx512bw = os_avx512 && ((b >> 30) & 1);
     f.avx512vl = os_avx512 && ((b >> 31) & 1);
     f.avx512vnni = os_avx512 && ((c >> 11) & 1);
+    f.avx512fp16 = os_avx512 && ((d >> 23) & 1);
     __get_cpuid_count(7, 1, &a, &b, &c, &d);
     f.avxvnni = os_avx && ((a >> 4) & 1);
   }

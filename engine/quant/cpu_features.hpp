@@ -11,6 +11,7 @@ struct CpuFeatures {
   bool avx2 = false, fma = false, f16c = false;                     // with OS support for AVX state
   bool avx512f = false, avx512bw = false, avx512vl = false, avx512vnni = false;  // with OS support for AVX-512 state
   bool avxvnni = false;
+  bool avx512fp16 = false;   // Sapphire Rapids and later Intel server cores (Golden Cove and after)
   bool amd = false;          // vendor "AuthenticAMD"
   unsigned family = 0;       // x86 display family (AMD 19h: Zen 3/4, 1Ah: Zen 5)
   bool neon = false, dotprod = false, i8mm = false;  // aarch64
