@@ -125,6 +125,18 @@ Result<GenerateReport> generate_impl(const GenerateOptions& o, const std::functi
   r.weight_bytes = m.weight_bytes();
   r.kv = describe(o.kv);
   r.prompt_tokens = tok.encode(o.prompt, tok.add_bos(), false);
+  if (o.prompt_tokens > 0) {
+    const std::size_t bos = tok.add_bos() ? 1 : 0;
+    if (r.prompt_tokens.size() <= bos) return usage("prompt", "the prompt encodes to no tokens, so it cannot be repeated to --prompt-tokens");
+    if (o.prompt_tokens > int(m.shape.context))
+      return usage("prompt", std::to_string(o.prompt_tokens) + " tokens exceed the model's context of " + std::to_string(m.shape.context));
+    std::string text = o.prompt;
+    while (r.prompt_tokens.size() < std::size_t(o.prompt_tokens)) {  // doubling: a few encodes
+      text += " " + text;
+      r.prompt_tokens = tok.encode(text, tok.add_bos(), false);
+    }
+    r.prompt_tokens.resize(std::size_t(o.prompt_tokens));
+  }
   const int n_prompt = int(r.prompt_tokens.size());
   const int wanted = o.context > 0 ? o.context : n_prompt + o.steps + (speculative ? o.draft_len : 0);
   const int capacity = std::min<int>(int(m.shape.context), wanted);

@@ -45,6 +45,10 @@ struct GenerateOptions {
   std::optional<WeightFormat> recipe;  // the recipe weights_by_tensor lays out: reports name it ("q4_k_m")
   int threads = 0;                    // 0 = all cores
   std::string prompt;
+  // > 0: the prompt text repeated (joined by spaces) until it encodes to at least this many
+  // tokens (BOS included), then cut to exactly this many: a prompt of a set length for any
+  // vocabulary (verify measures at the length it predicts for).
+  int prompt_tokens = 0;
   int steps = 64;           // tokens to generate at most (stops early at EOS/BOS)
   float temperature = 0;    // 0 = greedy
   float top_p = 1;          // nucleus sampling when < 1

@@ -121,7 +121,7 @@ struct RunFlags {
   int context = 0, draft_layers = 0, draft_len = 4;
   bool baseline = false;
   std::string model, tokenizer, synthetic, weights, prompt = "Once upon a time";
-  int threads = 0, steps = 64;
+  int threads = 0, steps = 64, prompt_tokens = 0;
   std::string cores = "all";
   float temperature = 0, top_p = 1;
   std::uint64_t seed = 42;
@@ -204,10 +204,11 @@ Result<engine::GenerateOptions> generate_options(const RunFlags& f) {
   if (f.steps < 0 || f.threads < 0 || f.temperature < 0 || !(f.top_p > 0 && f.top_p <= 1))
     return make_error(ErrorKind::usage, "", "", "--steps, --threads, --temperature must be >= 0 and --top-p in (0, 1]");
   if (f.context < 0) return make_error(ErrorKind::usage, "--context", "", "must be >= 0");
+  if (f.prompt_tokens < 0) return make_error(ErrorKind::usage, "--prompt-tokens", "", "must be >= 0");
   TRILEMMA_TRY(threads, apply_cores(f.cores, f.threads));
   TRILEMMA_TRY(kv, f.kv.options());
   o.threads = threads, o.kv = kv, o.context = f.context;
-  o.prompt = f.prompt, o.steps = f.steps, o.temperature = f.temperature, o.top_p = f.top_p, o.seed = f.seed;
+  o.prompt = f.prompt, o.prompt_tokens = f.prompt_tokens, o.steps = f.steps, o.temperature = f.temperature, o.top_p = f.top_p, o.seed = f.seed;
   o.force_scalar = f.scalar;
   o.measure_baseline = f.baseline;
   if (auto s = set_draft(o, f); !s.ok()) return s.error();
@@ -417,6 +418,9 @@ void add_run_command(CLI::App& app, Handler& handler) {
   run->add_option("--cores", r.cores, devices::k_cores_option_help)
       ->capture_default_str();
   run->add_option("--prompt", r.prompt, "prompt text")->capture_default_str();
+  run->add_option("--prompt-tokens", r.prompt_tokens,
+                  "repeat the prompt text to exactly this many tokens, BOS included (0 = the text as it is)")
+      ->capture_default_str();
   run->add_option("--steps", r.steps, "tokens to generate")->capture_default_str();
   run->add_option("--temperature", r.temperature, "0 = greedy")->capture_default_str();
   run->add_option("--top-p", r.top_p, "nucleus sampling")->capture_default_str();

@@ -83,14 +83,11 @@ void read_backend(io::FieldReader row, BackendDerating& b, bool prior) {
   if (auto a = row.optional_map("attention_fraction")) b.attention_fraction = read_range(*a);
   if (auto chunk = row.optional_map("prefill_chunk")) {
     for (const auto& [key, key_node] : chunk->keys()) {
-      if (const auto i = class_index(key)) {
-        const auto n = chunk->count(key);
-        if (n == 0) chunk->context().fail(key_node, chunk->field(key), "must be >= 1");
-        b.prefill_chunk_by_class[*i] = n;
-      } else {
-        chunk->context().fail(key_node, chunk->field(key), "unknown device class '" + key + "'");
-        chunk->raw(key);
-      }
+      // A device class, or the engine name of another runtime (as runtime_mib's keys).
+      const auto n = chunk->count(key);
+      if (n == 0) chunk->context().fail(key_node, chunk->field(key), "must be >= 1");
+      if (const auto i = class_index(key)) b.prefill_chunk_by_class[*i] = n;
+      else b.prefill_chunk_by_engine.emplace_back(key, n);
     }
     chunk->finish();
   }
@@ -157,6 +154,12 @@ Range BackendDerating::compute(ComputePath path) const {
 std::optional<double> BackendDerating::runtime_of(const std::string& engine) const {
   for (const auto& [name, mib] : runtime_by_engine)
     if (name == engine) return mib;
+  return std::nullopt;
+}
+
+std::optional<std::uint32_t> BackendDerating::prefill_chunk_of(const std::string& engine) const {
+  for (const auto& [name, n] : prefill_chunk_by_engine)
+    if (name == engine) return n;
   return std::nullopt;
 }
 

@@ -44,6 +44,8 @@ struct BackendDerating {
   // Prompt tokens per prefill pass where a class of device runs another kind of runtime (MCUs
   // run llama2.c ports, one token at a time); absent = the backend's (types/backend.hpp).
   std::array<std::optional<std::uint32_t>, k_device_classes.size()> prefill_chunk_by_class;
+  // Another runtime's prefill pass on this backend (the reference engine's 64 tokens).
+  std::vector<std::pair<std::string, std::uint32_t>> prefill_chunk_by_engine;
   std::string source;                // the row's first source, for a plan's basis
 
   Range bandwidth(const std::string& device_class) const;
@@ -52,6 +54,8 @@ struct BackendDerating {
   double runtime(const std::string& device_class) const;
   // Another runtime's memory on this backend, when known.
   std::optional<double> runtime_of(const std::string& engine) const;
+  // Another runtime's prompt tokens per prefill pass on this backend, when known.
+  std::optional<std::uint32_t> prefill_chunk_of(const std::string& engine) const;
 };
 
 struct OffloadTier {

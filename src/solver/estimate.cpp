@@ -64,6 +64,17 @@ Machines machines(const PreparedDevice& pd, const roofline::Efficiency& e, Backe
           at(e.bandwidth_fraction.high, compute.high, att.high)};
 }
 
+namespace {
+// Prompt tokens per prefill pass: the runtime's own where the tables name it (the reference
+// engine prefills 64 at a time, llama.cpp 512), else the backend's.
+std::uint32_t prefill_chunk(const PreparedDevice& pd, const DeploymentConfig& c, const roofline::Efficiency& e) {
+  if (!c.runtime.empty())
+    if (const auto* row = pd.tables->find(c.backend))
+      if (auto n = row->prefill_chunk_of(c.runtime)) return *n;
+  return e.prefill_chunk;
+}
+}  // namespace
+
 MemoryEstimate memory_estimate(const PreparedModel& pm, const PreparedDevice& pd, const DeploymentConfig& c,
                                const roofline::Efficiency& e) {
   const auto& s = pm.model->shape;
@@ -73,7 +84,7 @@ MemoryEstimate memory_estimate(const PreparedModel& pm, const PreparedDevice& pd
   m.kv_bytes = kv_all * resident_share(c);
   m.kv_spilled_bytes = kv_all - m.kv_bytes;
   const bool flash_attention = true;  // every backend planned for has it; needed for a quantized V cache
-  const std::uint32_t ubatch = std::min(e.prefill_chunk, std::max(c.prompt, 1u));
+  const std::uint32_t ubatch = std::min(prefill_chunk(pd, c, e), std::max(c.prompt, 1u));
   m.scratch_bytes = e.scratch_fraction * memory::scratch_bytes(s, ubatch, c.context, flash_attention);
   m.runtime_bytes = e.runtime_bytes;
   if (!c.runtime.empty() && c.runtime != info(c.backend).engine)
@@ -166,10 +177,10 @@ Result<Speculation> speculate(const PreparedModel& pm, const PreparedDevice& pd,
     const double draft_kv = spec.kind == DraftKind::model ? memory::kv_read_bytes(ds, draft_cfg, c.context) : kv_fast;
     draft_step = pass_cost(ds, dw.per_token, dm.active_params, draft_kv, attended, 1);
     draft_prefill_ms =
-        prefill(dm, draft_cfg, draft_prefill_m, deff->prefill_chunk, dw.total, spec.kind == DraftKind::self ? resident_share(c) : 1.0).ms;
+        prefill(dm, draft_cfg, draft_prefill_m, prefill_chunk(pd, c, *deff), dw.total, spec.kind == DraftKind::self ? resident_share(c) : 1.0).ms;
     if (spec.kind == DraftKind::model)
       out.draft_bytes = dw.total + memory::kv_bytes(ds, draft_cfg, c.context) +
-                        memory::scratch_bytes(ds, std::min(deff->prefill_chunk, std::max(c.prompt, 1u)), c.context, true);
+                        memory::scratch_bytes(ds, std::min(prefill_chunk(pd, c, *deff), std::max(c.prompt, 1u)), c.context, true);
     else
       out.draft_bytes = dw.total + memory.kv_bytes;  // its own KV: its keys and values differ from the target's
   } else if (spec.kind == DraftKind::layers) {
@@ -214,7 +225,7 @@ Result<Estimate> estimate(const PreparedModel& pm, const PreparedDevice& pd, con
   const Machines decode_m = machines(pd, *eff, c.backend, c.kv_type, c.threads, s.layers, AttentionPhase::decode);
   const Machines prefill_m = machines(pd, *eff, c.backend, c.kv_type, c.threads, s.layers, AttentionPhase::prefill);
   const DecodeStep step = decode_step(pm, pd, c, decode_m);
-  const Prefill pre = prefill(pm, c, prefill_m, eff->prefill_chunk, pm.bytes(c.weights).total, resident_share(c));
+  const Prefill pre = prefill(pm, c, prefill_m, prefill_chunk(pd, c, *eff), pm.bytes(c.weights).total, resident_share(c));
 
   auto& l = e.latency;
   l.bytes_per_token = step.cost.bytes + step.cost.attention_bytes + step.slow_tier_bytes;

@@ -50,9 +50,12 @@ PreparedModel PreparedModel::prepare(const models::Model& m) {
       w.total += double(t.bytes);
       elems += double(t.elems);
       const bool experts = t.name.find("_exps") != std::string::npos && m.shape.is_moe();
-      w.per_token += experts ? double(t.bytes) * (m.shape.moe.experts_per_token + m.shape.moe.shared_experts) /
-                                   double(m.shape.moe.experts)
-                             : double(t.bytes);
+      // A decoded token reads one row of an untied embedding table, as the planned bytes count it.
+      const bool lookup = t.name == "token_embd.weight" && !m.shape.tied_embeddings && m.shape.vocab > 0;
+      w.per_token += experts  ? double(t.bytes) * (m.shape.moe.experts_per_token + m.shape.moe.shared_experts) /
+                                    double(m.shape.moe.experts)
+                     : lookup ? double(t.bytes) / m.shape.vocab
+                              : double(t.bytes);
     }
     w.bits_per_weight = elems > 0 ? 8.0 * w.total / elems : 0;
     p.stored = w;

@@ -97,7 +97,8 @@ std::string EngineSource::run_command(const RunPoint& p) const {
   if (c.speculative.kind == DraftKind::model)
     cmd += " --draft model --draft-model " + quote(c.speculative.draft_model) + " --draft-weights " +
            std::string(info(p.draft_engine_weights).name) + " --draft-len " + std::to_string(c.speculative.draft_len);
-  cmd += " --prompt " + quote(p.model_file ? std::string("Once upon a time") : prompt);
+  // A model file's own vocabulary: its opening words repeated to the point's length.
+  cmd += p.model_file ? " --prompt " + quote("Once upon a time") + " --prompt-tokens " + std::to_string(p.prompt_tokens) : " --prompt " + quote(prompt);
   return cmd + " 2>&1";
 }
 

@@ -6,6 +6,7 @@
 
 #include "calibration/fit.hpp"
 #include "memory/tensor_layout.hpp"
+#include "models/catalog.hpp"
 #include "solver/estimate.hpp"
 
 namespace trilemma::verify {
@@ -17,6 +18,8 @@ DeploymentConfig engine_config(const RunPoint& p, std::uint32_t prompt_tokens) {
   // The engine sizes its cache to what it runs (a speculative round may overshoot by g).
   c.context = prompt_tokens + p.decode_tokens + (c.speculative.on() ? c.speculative.draft_len : 0);
   c.backend = Backend::cpu;
+  // The reference engine, not the backend's runtime: its own prefill chunk (devices/derating.yaml).
+  c.runtime = "trilemma";
   return c;
 }
 
@@ -78,6 +81,19 @@ Result<Estimate> EnginePredictor::operator()(const solver::PreparedDevice& pd, c
   return solver::estimate(prepared(p), pd, config(p, prompt_tokens, measured_acceptance), nullptr, with_basis);
 }
 
+double unmapped_embedding_bytes(const models::Model& engine, const models::Model* file) {
+  if (file == nullptr || engine.shape.tied_embeddings) return 0;
+  const auto find = [](const models::Model& m) {
+    const auto it = std::find_if(m.stored_tensors.begin(), m.stored_tensors.end(),
+                                 [](const models::StoredTensor& t) { return t.name == "token_embd.weight"; });
+    return it == m.stored_tensors.end() ? nullptr : &*it;
+  };
+  const models::StoredTensor *ran = find(engine), *stored = find(*file);
+  if (ran == nullptr || stored == nullptr || ran->type != stored->type || engine.shape.vocab == 0) return 0;
+  const double table = double(ran->bytes), row = table / engine.shape.vocab;
+  return table - std::min(table, std::max(row, 65536.0));
+}
+
 const solver::PreparedModel& EnginePredictor::prepared(const RunPoint& p) {
   const std::string weights = engine_weights_name(p);
   for (const auto& entry : m_prepared)
@@ -85,6 +101,13 @@ const solver::PreparedModel& EnginePredictor::prepared(const RunPoint& p) {
   auto entry = std::make_unique<Entry>(
       Entry{weights, engine_model(m_model, p.engine_weights, p.recipe ? std::optional(p.config.weights) : std::nullopt), {}});
   entry->prepared = solver::PreparedModel::prepare(entry->model);
+  if (p.model_file && p.model_file->extension() == ".gguf" && entry->prepared.stored) {
+    if (!m_file) {  // the file's tensor types, read once (verify checked the file already)
+      auto file = models::resolve_model(p.model_file->string());
+      m_file = file.ok() ? std::make_unique<models::Model>(std::move(*file)) : std::make_unique<models::Model>();
+    }
+    entry->prepared.stored->total -= unmapped_embedding_bytes(entry->model, m_file.get());
+  }
   m_prepared.push_back(std::move(entry));
   return m_prepared.back()->prepared;
 }

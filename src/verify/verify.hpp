@@ -53,6 +53,13 @@ Result<Estimate> predict(const models::Model& model, const devices::Device& host
 // The engine's model for each weight format it runs, prepared once (the tensor walk is the
 // expensive part of an estimate; calibration evaluates thousands), and each point's
 // configuration in the planner's terms.
+// What the engine does not hold of an untied token embedding: it reads the table row by row
+// from a GGUF file's mapping and hands each row's pages back (docs/engine.md, "Memory
+// accounting"), so one 64 KiB window stays resident (engine/model/model.cpp k_fault_window),
+// where it runs the table in the file's own type (a converted table is a resident copy).
+// `engine`: engine_model's tensors; `file`: the file's (nullptr: synthetic weights, all resident).
+double unmapped_embedding_bytes(const models::Model& engine, const models::Model* file);
+
 class EnginePredictor {
  public:
   explicit EnginePredictor(const models::Model& model) : m_model(model) {}
@@ -77,6 +84,7 @@ class EnginePredictor {
   };
   const models::Model& m_model;
   std::vector<std::unique_ptr<Entry>> m_prepared;
+  std::unique_ptr<models::Model> m_file;  // a GGUF model file's own tensors, once read
 };
 
 std::vector<FigureCheck> compare(const Estimate& predicted, const Measurement& measured, const Tolerances& tol);

@@ -75,10 +75,12 @@ TEST_CASE("cli verify: stories260K end to end, calibration written to the host p
   std::filesystem::create_directories(dir);
   const auto host = write_test_host(dir);
   const std::string args = "verify -m stories260k --model-file " + k_model + " --tokenizer " + k_tok +
-                           " --weights f32 --runs 1 --decode-tokens 16 --device " + host.string();
+                           " --weights f32 --runs 1 --decode-tokens 16 --prompt-tokens 40 --device " + host.string();
   const auto r = run(args + " --json");
   CHECK((r.code == 0 || r.code == 1));  // within tolerance or not: both are verdicts
   CHECK(r.out.find("\"synthetic\": false") != std::string::npos);
+  // The file's own vocabulary, its opening words repeated to the length asked for.
+  CHECK(r.out.find("\"prompt_tokens\": 40") != std::string::npos);
   CHECK(r.out.find("\"figure\": \"decode_tok_s\"") != std::string::npos);
   CHECK(r.out.find("\"figure\": \"peak_memory_bytes\"") != std::string::npos);
 

@@ -55,6 +55,36 @@ TEST_CASE("engine::generate: synthetic q8_0 model, greedy, deterministic and lab
   CHECK(c->tokens == a->tokens);  // integer dots: scalar and SIMD agree on a synthetic model
 }
 
+TEST_CASE("engine::generate: prompt_tokens repeats the text to exactly that many tokens", "[engine]") {
+  GenerateOptions o;
+  o.synthetic_shape = tiny_shape();
+  o.synthetic_name = "tiny";
+  o.weights = TensorType::q8_0;
+  o.threads = 1;
+  o.prompt = "hello";  // 9 tokens with BOS (the case above)
+  o.steps = 2;
+  o.prompt_tokens = 40;
+  auto r = generate(o, nullptr);
+  REQUIRE(r.ok());
+  REQUIRE(r->prompt_tokens.size() == 40);
+  CHECK(r->prompt_tokens.front() == 1);  // one BOS, then the text again and again
+  const std::vector<int> once(r->prompt_tokens.begin() + 1, r->prompt_tokens.begin() + 9);
+  CHECK(std::search(r->prompt_tokens.begin() + 9, r->prompt_tokens.end(), once.begin() + 3, once.end()) != r->prompt_tokens.end());
+  o.prompt_tokens = 5;  // shorter than the text: cut
+  auto cut = generate(o, nullptr);
+  REQUIRE(cut.ok());
+  CHECK(cut->prompt_tokens.size() == 5);
+  o.prompt_tokens = int(tiny_shape().context) + 1;
+  auto over = generate(o, nullptr);
+  REQUIRE_FALSE(over.ok());
+  CHECK_THAT(over.error().message, Catch::Contains("exceed the model's context"));
+  o.prompt_tokens = 10;
+  o.prompt = "";
+  auto empty = generate(o, nullptr);
+  REQUIRE_FALSE(empty.ok());
+  CHECK_THAT(empty.error().message, Catch::Contains("encodes to no tokens"));
+}
+
 TEST_CASE("engine::generate: seeded sampling repeats; another seed differs", "[engine]") {
   GenerateOptions o;
   o.synthetic_shape = tiny_shape();

@@ -39,6 +39,7 @@ const std::string k_tables = R"(backends:
     attention_fraction: {low: 0.5, mid: 0.5, high: 0.5}
     overhead_ms: 1
     runtime_mib: {default: 100}
+    prefill_chunk: {engine-b: 64}
     sources: [{fields: [bandwidth_fraction], basis: test}]
 offload_tier:
   phone: {name: f, read_gbps: 4, url: u}
@@ -122,6 +123,28 @@ TEST_CASE("solver::prefill: passes of the backend's chunk, each streaming the we
   const double weights_ms = std::max(p.cost.bytes / 50e9, p.cost.flops / 153.6e9) * 1e3;
   const double attention_ms = std::max(p.cost.attention_bytes / 50e9, p.cost.attention_flops / 64e9) * 1e3;
   CHECK(p.ms.mid == Approx(weights_ms + attention_ms + 1.0 + 1.0));  // one overhead per pass
+}
+
+TEST_CASE("solver::estimate: a runtime's own prefill chunk sets the passes and the scratch", "[solver][estimate]") {
+  Fixture f;
+  auto c = f.config();  // 512-token prompt
+  const auto plain = solver::estimate(f.pm, f.pd, c, nullptr, false);
+  REQUIRE(plain.ok());
+  c.runtime = "engine-b";  // prefills 64 tokens a pass (the tables above)
+  const auto chunked = solver::estimate(f.pm, f.pd, c, nullptr, false);
+  REQUIRE(chunked.ok());
+  const auto& s = f.model.shape;
+  const double per_token_scratch = 4.0 * (double(s.vocab) + 3.0 * s.hidden + s.q_dim() + 2.0 * s.kv_dim() + 2.0 * s.ffn);
+  const auto& e = *f.pd.efficiency(Backend::cpu, c.weights);
+  CHECK(plain->memory.scratch_bytes == Approx(e.scratch_fraction * 512 * per_token_scratch));
+  CHECK(chunked->memory.scratch_bytes == Approx(e.scratch_fraction * 64 * per_token_scratch));
+  // Eight passes instead of one: seven more per-pass overheads (1 ms each in the tables above;
+  // prefill is compute-bound here, so streaming the weights eight times stays hidden).
+  CHECK(chunked->latency.ttft_ms.mid == Approx(plain->latency.ttft_ms.mid + 7.0));
+  c.runtime = "another";  // not in the tables: the backend's 512
+  const auto other = solver::estimate(f.pm, f.pd, c, nullptr, false);
+  REQUIRE(other.ok());
+  CHECK(other->memory.scratch_bytes == Approx(plain->memory.scratch_bytes));
 }
 
 TEST_CASE("solver::memory_estimate: weights, KV, scratch and the runtime", "[solver][estimate]") {

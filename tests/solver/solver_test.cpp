@@ -111,6 +111,22 @@ TEST_CASE("solver::plan: pins reduce the search to one configuration", "[solver]
   CHECK(r->evaluated == 1);
 }
 
+TEST_CASE("solver::PreparedModel: a file's untied embedding table is read one row per token", "[solver]") {
+  Fixture f;
+  auto model = f.model("tinyllama-1.1b");  // untied: the classifier is its own matrix
+  REQUIRE_FALSE(model.shape.tied_embeddings);
+  model.stored_format = "q4_0";
+  model.stored_tensors = {{"token_embd.weight", 32000ull * 2048, 36864000, "q4_0"},
+                          {"output.weight", 32000ull * 2048, 36864000, "q4_0"},
+                          {"blk.0.attn_q.weight", 2048ull * 2048, 2359296, "q4_0"}};
+  const auto p = solver::PreparedModel::prepare(model);
+  REQUIRE(p.stored);
+  CHECK(p.stored->total == Approx(36864000.0 * 2 + 2359296));
+  CHECK(p.stored->per_token == Approx(36864000.0 / 32000 + 36864000 + 2359296));
+  model.shape.tied_embeddings = true;  // a tied table is the classifier too: read whole
+  CHECK(solver::PreparedModel::prepare(model).stored->per_token == Approx(p.stored->total));
+}
+
 TEST_CASE("solver::estimate: Mixtral memory uses total parameters, speed uses active", "[solver]") {
   Fixture f;
   const auto device = devices::resolve_device("apple-m2-ultra").value();

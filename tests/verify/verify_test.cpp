@@ -2,6 +2,7 @@
 // plan-document checks. The real engine run is in tests/cli (verify on stories260K).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 
 #include <nlohmann/json.hpp>
@@ -221,6 +222,24 @@ TEST_CASE("verify::calibrate: one prompt length leaves attention's rates to the 
   const auto two = verify::calibrate(model, {report(64), report(480)}, host, "test");
   REQUIRE(two.find("cpu"));
   CHECK_FALSE(two.find("cpu")->prefill_attention_fraction.empty());
+}
+
+TEST_CASE("verify::unmapped_embedding_bytes: a file's untied table in its own type is resident as one window", "[verify]") {
+  const auto model = models::resolve_model("tinyllama-1.1b").value();
+  const auto engine = verify::engine_model(model, TensorType::q4_0);
+  auto file = engine;  // a GGUF file holding what the engine runs
+  const auto emb = std::find_if(engine.stored_tensors.begin(), engine.stored_tensors.end(),
+                                [](const auto& t) { return t.name == "token_embd.weight"; });
+  REQUIRE(emb != engine.stored_tensors.end());
+  CHECK(emb->type == "q4_0");
+  CHECK(verify::unmapped_embedding_bytes(engine, &file) == Approx(double(emb->bytes) - 65536.0));
+  CHECK(verify::unmapped_embedding_bytes(engine, nullptr) == 0);  // synthetic weights: in memory
+  for (auto& t : file.stored_tensors)
+    if (t.name == "token_embd.weight") t.type = "f16";  // the engine converts it: a resident copy
+  CHECK(verify::unmapped_embedding_bytes(engine, &file) == 0);
+  auto tied = engine;
+  tied.shape.tied_embeddings = true;  // the classifier streams the whole table
+  CHECK(verify::unmapped_embedding_bytes(tied, &tied) == 0);
 }
 
 TEST_CASE("verify: a llama.cpp recipe runs tensor by tensor and is predicted with the same tensors", "[verify]") {
