@@ -22,12 +22,20 @@ using namespace trilemma::engine;
 using namespace trilemma::testing;
 namespace fs = std::filesystem;
 
-TEST_CASE("engine::generate: synthetic q8_0 model, greedy, deterministic and labelled synthetic", "[engine]") {
+namespace {
+// The tiny synthetic model in q8_0, greedy.
+GenerateOptions tiny_q8_0(int threads) {
   GenerateOptions o;
   o.synthetic_shape = tiny_shape();
   o.synthetic_name = "tiny";
   o.weights = TensorType::q8_0;
-  o.threads = 2;
+  o.threads = threads;
+  return o;
+}
+}  // namespace
+
+TEST_CASE("engine::generate: synthetic q8_0 model, greedy, deterministic and labelled synthetic", "[engine]") {
+  GenerateOptions o = tiny_q8_0(2);
   o.prompt = "hello";
   o.steps = 12;
   std::string streamed;
@@ -56,11 +64,7 @@ TEST_CASE("engine::generate: synthetic q8_0 model, greedy, deterministic and lab
 }
 
 TEST_CASE("engine::generate: prompt_tokens repeats the text to exactly that many tokens", "[engine]") {
-  GenerateOptions o;
-  o.synthetic_shape = tiny_shape();
-  o.synthetic_name = "tiny";
-  o.weights = TensorType::q8_0;
-  o.threads = 1;
+  GenerateOptions o = tiny_q8_0(1);
   o.prompt = "hello";  // 9 tokens with BOS (the case above)
   o.steps = 2;
   o.prompt_tokens = 40;

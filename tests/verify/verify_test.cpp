@@ -110,36 +110,52 @@ TEST_CASE("verify::summarize: within tolerance, median and largest error per fig
   CHECK(verify::summarize({}).empty());
 }
 
+using Fractions = std::vector<std::pair<std::string, double>>;
+
+// The factors of a fake host's "real" machine: 10% of the compute peak, `bandwidth` of peak
+// bandwidth per weight format, `attention` of the attention peak per KV format.
+devices::Calibration true_cpu_factors(Fractions bandwidth, Fractions attention) {
+  devices::Calibration c;
+  c.fitted_on = "truth";
+  auto& t = c.at("cpu");
+  t.bandwidth_fraction = std::move(bandwidth);
+  t.compute_fraction = {{"all", 0.10}};
+  t.attention_fraction = std::move(attention);
+  return c;
+}
+
+// One point measured by `source` and predicted on `host`.
+verify::PointReport fake_report(const models::Model& model, FakeSource& source, const devices::Device& host, TensorType w,
+                                TensorType kv, std::uint32_t prompt) {
+  verify::RunPoint p;
+  p.model_id = model.id;
+  p.engine_weights = w;
+  p.config.weights = w == TensorType::q8_0 ? WeightFormat::q8_0 : WeightFormat::q4_0;
+  p.config.kv_type = kv;
+  p.config.threads = 4;
+  p.prompt_tokens = prompt;
+  verify::PointReport r;
+  r.point = p;
+  r.measured = source.measure(p).value();
+  r.predicted = verify::predict(model, host, p, prompt).value();
+  return r;
+}
+
 TEST_CASE("verify::calibrate: recovers the true factors of a fake host", "[verify]") {
   const auto model = models::resolve_model("smollm2-135m").value();
   auto host = fake_host();
   auto truth = host;
   // The "real" machine reaches 40% of peak bandwidth on q8_0, 30% on q4_0, 10% compute, and
   // its attention runs at 5% of the f32 peak over an f16 cache, 2% over a q8_0 one.
-  devices::Calibration true_factors;
-  true_factors.fitted_on = "truth";
-  auto& t = true_factors.at("cpu");
-  t.bandwidth_fraction = {{"q8_0", 0.40}, {"q4_0", 0.30}};
-  t.compute_fraction = {{"all", 0.10}};
-  t.overhead_ms = 0.0;
-  t.attention_fraction = {{"f16", 0.05}, {"q8_0", 0.02}};
+  auto true_factors = true_cpu_factors({{"q8_0", 0.40}, {"q4_0", 0.30}}, {{"f16", 0.05}, {"q8_0", 0.02}});
+  true_factors.at("cpu").overhead_ms = 0.0;
   truth.calibration = true_factors;
   FakeSource source(model, truth);
   std::vector<verify::PointReport> reports;
   for (auto w : {TensorType::q8_0, TensorType::q4_0})
     for (auto kv : {TensorType::f16, TensorType::q8_0})
     for (std::uint32_t prompt : {64u, 480u}) {
-      verify::RunPoint p;
-      p.model_id = model.id;
-      p.engine_weights = w;
-      p.config.weights = w == TensorType::q8_0 ? WeightFormat::q8_0 : WeightFormat::q4_0;
-      p.config.kv_type = kv;
-      p.config.threads = 4;
-      p.prompt_tokens = prompt;
-      verify::PointReport r;
-      r.point = p;
-      r.measured = source.measure(p).value();
-      r.predicted = verify::predict(model, host, p, prompt).value();
+      auto r = fake_report(model, source, host, w, kv, prompt);
       r.checks = verify::compare(r.predicted, r.measured, {});
       reports.push_back(r);
     }
@@ -183,28 +199,9 @@ TEST_CASE("verify::calibrate: one prompt length leaves attention's rates to the 
   const auto model = models::resolve_model("smollm2-135m").value();
   auto host = fake_host();
   auto truth = host;
-  devices::Calibration true_factors;
-  true_factors.fitted_on = "truth";
-  auto& t = true_factors.at("cpu");
-  t.bandwidth_fraction = {{"q8_0", 0.40}};
-  t.compute_fraction = {{"all", 0.10}};
-  t.attention_fraction = {{"f16", 0.05}};
-  truth.calibration = true_factors;
+  truth.calibration = true_cpu_factors({{"q8_0", 0.40}}, {{"f16", 0.05}});
   FakeSource source(model, truth);
-  const auto report = [&](std::uint32_t prompt) {
-    verify::RunPoint p;
-    p.model_id = model.id;
-    p.engine_weights = TensorType::q8_0;
-    p.config.weights = WeightFormat::q8_0;
-    p.config.kv_type = TensorType::f16;
-    p.config.threads = 4;
-    p.prompt_tokens = prompt;
-    verify::PointReport r;
-    r.point = p;
-    r.measured = source.measure(p).value();
-    r.predicted = verify::predict(model, host, p, prompt).value();
-    return r;
-  };
+  const auto report = [&](std::uint32_t prompt) { return fake_report(model, source, host, TensorType::q8_0, TensorType::f16, prompt); };
   // One run (480 tokens): compute and attention cannot be told apart, so neither attention
   // rate is fitted; compute and bandwidth still are.
   // The host carries an earlier calibration whose attention rates were fitted badly: they go.

@@ -122,6 +122,7 @@ float dot_min_blocks_q8_0(const Block* x, const BlockQ8_0* y, std::int64_t nb) {
   const __m256i ones = _mm256_set1_epi8(1);
   __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
   for (std::int64_t i = 0; i < nb; ++i) {
+    avx2::prefetch_ahead<1>(x + i);
     const __m256i qy = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y[i].qs));
     const float dy = fp16(y[i].d);
     acc0 = _mm256_fmadd_ps(_mm256_set1_ps(dy * fp16(x[i].d)), _mm256_cvtepi32_ps(dot_u8(unsigned_codes(x[i]), qy)), acc0);
@@ -137,6 +138,7 @@ float dot_blocks_q8_0(const Block* x, const BlockQ8_0* y, std::int64_t nb) {
   __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
   std::int64_t i = 0;
   for (; i + 2 <= nb; i += 2) {
+    avx2::prefetch_ahead<1>(x + i);
     const __m256i p0 = dot_i8(codes(x[i]), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y[i].qs)));
     const __m256i p1 = dot_i8(codes(x[i + 1]), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y[i + 1].qs)));
     acc0 = _mm256_fmadd_ps(_mm256_set1_ps(fp16(x[i].d) * fp16(y[i].d)), _mm256_cvtepi32_ps(p0), acc0);
@@ -189,6 +191,7 @@ void dot_k_quant(const Block* b, const BlockQ8K* y, std::size_t stride, std::int
 #pragma GCC unroll 4
   for (int t = 0; t < NT; ++t) acc[t] = _mm256_setzero_ps(), acc_min[t] = _mm_setzero_ps();
   for (std::int64_t i = 0; i < blocks; ++i) {
+    avx2::prefetch_ahead<NT>(b + i);
     std::uint32_t words[4];  // into a register by value: a 16-byte reload of four 4-byte stores would stall
     k_scales_mins(b[i].scales, words);
     const __m256i sm = _mm256_cvtepu8_epi16(_mm_setr_epi32(int(words[0]), int(words[1]), int(words[2]), int(words[3])));
@@ -245,6 +248,7 @@ void dot_q6_k(const BlockQ6K* b, const BlockQ8K* y, std::size_t stride, std::int
 #pragma GCC unroll 4
   for (int t = 0; t < NT; ++t) acc[t] = _mm256_setzero_ps();
   for (std::int64_t i = 0; i < blocks; ++i) {
+    avx2::prefetch_ahead<NT>(b + i);
     const __m256i scales16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b[i].scales)));
     __m256i isum[NT];
 #pragma GCC unroll 4

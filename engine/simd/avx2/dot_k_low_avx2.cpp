@@ -27,6 +27,7 @@ void dot_q2_k(const BlockQ2K* b, const BlockQ8K* y, std::size_t stride, std::int
 #pragma GCC unroll 4
   for (int t = 0; t < NT; ++t) acc[t] = acc_min[t] = _mm256_setzero_ps();
   for (std::int64_t i = 0; i < blocks; ++i) {
+    avx2::prefetch_ahead<NT>(b + i);
     // The 16 scales and mins are the low and high nibbles of scales[], widened to int16.
     const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b[i].scales));
     const __m256i scales16 = _mm256_cvtepu8_epi16(_mm_and_si128(packed, low4));
@@ -69,6 +70,7 @@ void dot_q3_k(const BlockQ3K* b, const BlockQ8K* y, std::size_t stride, std::int
   for (int t = 0; t < NT; ++t) acc[t] = _mm256_setzero_ps();
   std::uint32_t w[4];
   for (std::int64_t i = 0; i < blocks; ++i) {
+    avx2::prefetch_ahead<NT>(b + i);
     q3_k_scale_words(b[i].scales, w);  // into a register by value (a reload of the stores would stall)
     const __m128i biased = _mm_setr_epi32(int(w[0]), int(w[1]), int(w[2]), int(w[3]));
     const __m256i scales16 = _mm256_cvtepi8_epi16(_mm_sub_epi8(biased, _mm_set1_epi8(32)));

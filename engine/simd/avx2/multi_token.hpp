@@ -30,6 +30,17 @@ inline void add_super_block(__m256 (&acc)[NT], const __m256i (&isum)[NT], const 
     acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(token_block(y, stride, t, i)->d * d), _mm256_cvtepi32_ps(isum[t]), acc[t]);
 }
 
+// Decode (one token) streams each weight row once: the bytes a few super-blocks ahead are
+// requested now (rows lie back to back, so the stream runs on into the next row; a prefetch
+// past a matrix's end is harmless). On a 2-vCPU Xeon (session 22) the AVX-512 Q4_K and Q6_K
+// decode dots went from 39% / 44% of the read bandwidth to 85% / 79% with it. Prefill reuses
+// a row across tokens from L1 and needs none.
+inline constexpr int k_prefetch_bytes = 2048;
+template <int NT, class Block>
+[[gnu::always_inline]] inline void prefetch_ahead(const Block* b) {
+  if constexpr (NT == 1) _mm_prefetch(reinterpret_cast<const char*>(b) + k_prefetch_bytes, _MM_HINT_T0);
+}
+
 // kernel.template operator()<NT>() for nt = 1..4 (k_dot_multi_tokens): a templated lambda
 // takes the token count as a compile-time constant.
 template <class Kernel>
