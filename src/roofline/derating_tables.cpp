@@ -1,5 +1,7 @@
 #include "roofline/derating_tables.hpp"
 
+#include <algorithm>
+
 #include "io/embedded_data.hpp"
 #include "io/yaml_fields.hpp"
 
@@ -46,14 +48,14 @@ void read_keyed_ranges(io::FieldReader m, Range& fallback, std::array<std::optio
   m.finish();
 }
 
-void read_sources(io::FieldReader& row, std::string& first) {
+void read_sources(io::FieldReader& row, std::vector<std::pair<std::vector<std::string>, std::string>>& out) {
   auto sources = row.map_list("sources");
   for (auto& s : sources) {
-    s.string_list("fields");
+    auto fields = s.string_list("fields");
     const auto url = s.optional_string("url"), basis = s.optional_string("basis");
     const auto note = s.optional_string("note");
     if (!s.context().failed() && !url && !basis) s.context().fail(s.node(), s.path(), "a source needs a url or a basis");
-    if (first.empty()) first = url ? *url + (note ? " (" + *note + ")" : "") : basis.value_or("");
+    out.emplace_back(std::move(fields), url ? *url + (note ? " (" + *note + ")" : "") : basis.value_or(""));
     s.finish();
   }
   if (!row.context().failed() && sources.empty()) row.context().fail(row.node(), row.field("sources"), "every row needs sources");
@@ -108,7 +110,7 @@ void read_backend(io::FieldReader row, BackendDerating& b, bool prior) {
   }
   if (!row.context().failed() && (b.overhead_ms < 0 || b.overhead_us_per_layer < 0 || b.runtime_mib < 0))
     row.context().fail(row.node(), row.path(), "overheads and runtime memory must be >= 0");
-  if (prior) read_sources(row, b.source);
+  if (prior) read_sources(row, b.sources);
   row.finish();
 }
 
@@ -155,6 +157,19 @@ std::optional<double> BackendDerating::runtime_of(const std::string& engine) con
   for (const auto& [name, mib] : runtime_by_engine)
     if (name == engine) return mib;
   return std::nullopt;
+}
+
+std::string BackendDerating::source_of(const std::string& field) const {
+  const auto listing = [&](const std::string& f) -> const std::string* {
+    for (const auto& [fields, text] : sources)
+      if (std::find(fields.begin(), fields.end(), f) != fields.end()) return &text;
+    return nullptr;
+  };
+  const std::string* text = listing(field);
+  if (!text && field.find('.') != std::string::npos) text = listing(field.substr(0, field.rfind('.')));
+  if (!text && !sources.empty()) text = &sources.front().second;
+  const std::string prior = text ? *text : "";
+  return fitted_on.empty() ? prior : "fitted: " + fitted_on + " (devices/fitted.yaml); priors: " + prior;
 }
 
 std::optional<std::uint32_t> BackendDerating::prefill_chunk_of(const std::string& engine) const {
@@ -213,7 +228,7 @@ Status apply_fitted(const std::string& text, const std::string& file, DeratingTa
         return;
       }
       read_backend(row, *slot, false);
-      slot->source = "fitted: " + fitted_on + " (devices/fitted.yaml); priors: " + slot->source;
+      slot->fitted_on = fitted_on;
     });
   root.raw("devices");  // per-device calibrations: devices/device_db reads them
   root.finish();

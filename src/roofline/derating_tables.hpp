@@ -46,7 +46,10 @@ struct BackendDerating {
   std::array<std::optional<std::uint32_t>, k_device_classes.size()> prefill_chunk_by_class;
   // Another runtime's prefill pass on this backend (the reference engine's 64 tokens).
   std::vector<std::pair<std::string, std::uint32_t>> prefill_chunk_by_engine;
-  std::string source;                // the row's first source, for a plan's basis
+  // Each source's text (url (note), or basis) with the fields it covers, in file order; and,
+  // when devices/fitted.yaml overlays the row, what the fit was made on.
+  std::vector<std::pair<std::vector<std::string>, std::string>> sources;
+  std::string fitted_on;
 
   Range bandwidth(const std::string& device_class) const;
   Range compute(ComputePath path) const;
@@ -54,6 +57,9 @@ struct BackendDerating {
   double runtime(const std::string& device_class) const;
   // Another runtime's memory on this backend, when known.
   std::optional<double> runtime_of(const std::string& engine) const;
+  // The source of `field` ("bandwidth_fraction.phone"): the first that lists it, else the first
+  // that lists its parent ("bandwidth_fraction"), else the row's first; after the fit, if any.
+  std::string source_of(const std::string& field) const;
   // Another runtime's prompt tokens per prefill pass on this backend, when known.
   std::optional<std::uint32_t> prefill_chunk_of(const std::string& engine) const;
 };

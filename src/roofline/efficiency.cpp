@@ -106,7 +106,8 @@ std::optional<Efficiency> efficiency(const DeratingTables& tables, const devices
     e.basis = "derating: devices/derating.yaml " + backend_name + " (" +
             (measured ? "measured CPU " + std::string(info(*d.cpu_read_kind).name) + " " + fixed2(e.bandwidth_gbps) + " GB/s" : d.device_class + " peak") +
             " x" + fixed2(e.bandwidth_fraction.mid) + ", " + std::string(info(*path).name) + " x" +
-            fixed2(e.compute_fraction.mid) + "); " + row->source;
+            fixed2(e.compute_fraction.mid) + "); " +
+            row->source_of("bandwidth_fraction." + (measured ? std::string(info(*d.cpu_read_kind).fraction_key) : d.device_class));
   const devices::BackendCalibration* cal = d.calibration ? d.calibration->find(backend_name) : nullptr;
   if (!cal) return e;
   const std::string_view format = info(weights).name, path_name = info(*path).name;

@@ -81,6 +81,20 @@ TEST_CASE("roofline::parse_derating_tables: a valid table, by class, path, forma
   CHECK(t->offload[class_index("board").value()].read_gbps == 0.1);
 }
 
+TEST_CASE("roofline::BackendDerating::source_of: the source listing the field, its parent, or the first", "[roofline]") {
+  auto t = parse_derating_tables(replace(k_valid, "    sources:\n      - fields: [bandwidth_fraction]\n        basis: \"test\"\n",
+                                         "    sources:\n      - fields: [runtime_mib]\n        basis: \"runtime\"\n"
+                                         "      - fields: [bandwidth_fraction]\n        basis: \"any class\"\n"
+                                         "      - fields: [bandwidth_fraction.phone, bandwidth_fraction.board]\n        url: u\n        note: phones\n"),
+                                 "devices/derating.yaml");
+  INFO((t.ok() ? "" : t.error().to_string()));
+  REQUIRE(t.ok());
+  const auto* cpu = t->find(Backend::cpu);
+  CHECK(cpu->source_of("bandwidth_fraction.board") == "u (phones)");
+  CHECK(cpu->source_of("bandwidth_fraction.laptop") == "any class");  // the parent's
+  CHECK(cpu->source_of("overhead_ms") == "runtime");                  // none: the row's first
+}
+
 TEST_CASE("roofline::parse_derating_tables: every failure class names file, line and field", "[roofline]") {
   expect_error("backends: [", "malformed YAML");
   expect_error("backends:\n - cpu: {}\n", "backends: expected a mapping, got a list");  // threw before (fuzz finding)
@@ -121,7 +135,7 @@ devices:
   CHECK(cpu->overhead_ms == 0);
   CHECK(cpu->overhead_us_per_layer == 120);
   CHECK(cpu->compute(ComputePath::cpu_int8_matmul).mid == 0.15);
-  CHECK(cpu->source.find("fitted: test rows") == 0);
+  CHECK(cpu->source_of("bandwidth_fraction.phone") == "fitted: test rows (devices/fitted.yaml); priors: test");
   // A backend the priors lack, and a misspelt key, are errors naming the fitted file.
   auto bad = apply_fitted(replace(fitted, "  cpu:\n", "  metal:\n"), "devices/fitted.yaml", *t);
   REQUIRE_FALSE(bad.ok());
