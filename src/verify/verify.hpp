@@ -50,9 +50,6 @@ models::Model engine_model(const models::Model& catalog_model, TensorType engine
 Result<Estimate> predict(const models::Model& model, const devices::Device& host, const RunPoint& point,
                          std::uint32_t prompt_tokens, double measured_acceptance = 0);
 
-// The engine's model for each weight format it runs, prepared once (the tensor walk is the
-// expensive part of an estimate; calibration evaluates thousands), and each point's
-// configuration in the planner's terms.
 // What the engine does not hold of an untied token embedding: it reads the table row by row
 // from a GGUF file's mapping and hands each row's pages back (docs/engine.md, "Memory
 // accounting"), so one 64 KiB window stays resident (engine/model/model.cpp k_fault_window),
@@ -60,6 +57,9 @@ Result<Estimate> predict(const models::Model& model, const devices::Device& host
 // `engine`: engine_model's tensors; `file`: the file's (nullptr: synthetic weights, all resident).
 double unmapped_embedding_bytes(const models::Model& engine, const models::Model* file);
 
+// The engine's model for each weight format it runs, prepared once (the tensor walk is the
+// expensive part of an estimate; calibration evaluates thousands), and each point's
+// configuration in the planner's terms.
 class EnginePredictor {
  public:
   explicit EnginePredictor(const models::Model& model) : m_model(model) {}
