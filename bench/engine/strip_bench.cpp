@@ -1,5 +1,6 @@
-// strip_bench: the x16 strip kernels (Q4_0, Q8_0) against the x4 tiles on the same weights and tokens,
-// alternated run by run in one process, one thread (the prefill's inner loop without the pool).
+// strip_bench: the x16 strip kernels (Q4_0, Q8_0; VNNI, and AMX where the CPU and OS allow it)
+// against the x4 tiles on the same weights and tokens, alternated run by run in one process, one
+// thread (the prefill's inner loop without the pool).
 // Prints the median time of each and their ratio; the noise of a shared host cancels in the
 // ratio, not in the times. Shapes: TinyLlama-1.1B's FFN matrices (5632 x 2048 and 2048 x 5632).
 #include <algorithm>
@@ -68,8 +69,9 @@ void run(TensorType type, const Case& c, int runs) {
   }
   Q8Panel panel;
   pack_q8_panel(acts.data(), act_bytes, c.tokens, blocks, panel);
-  std::vector<float> y4(std::size_t(c.rows * c.tokens)), y16(y4.size());
-  std::vector<double> t4, t16;
+  std::vector<float> y4(std::size_t(c.rows * c.tokens)), y16(y4.size()), yamx(y4.size());
+  std::vector<double> t4, t16, tamx;
+  const bool amx = k.strip_x16_amx != nullptr && amx_tiles();
   for (int i = 0; i < runs; ++i) {
     auto t0 = Clock::now();
     for (int t = 0; t < c.tokens; t += 8)
@@ -79,6 +81,10 @@ void run(TensorType type, const Case& c, int runs) {
     t0 = Clock::now();
     k.strip_x16_avx512(x16_codes, x16_scales, blocks, int(strips), panel, 0, c.tokens, y16.data(), std::size_t(c.rows));
     t16.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+    if (!amx) continue;
+    t0 = Clock::now();
+    k.strip_x16_amx(x16_codes, x16_scales, blocks, int(strips), panel, 0, c.tokens, yamx.data(), std::size_t(c.rows));
+    tamx.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
   }
   double worst = 0, scale = 0;
   for (std::size_t i = 0; i < y4.size(); ++i) worst = std::max(worst, double(std::fabs(y4[i] - y16[i]))), scale = std::max(scale, double(std::fabs(y4[i])));
@@ -86,6 +92,9 @@ void run(TensorType type, const Case& c, int runs) {
   std::printf("%s %5lld x %5lld, %3d tokens: x4 tile %8.3f ms (%5.1f GMAC/s)  x16 strip %8.3f ms (%5.1f GMAC/s)  x4/x16 %.2fx  max |diff| %.2g of max |y| %.3g\n",
               std::string(info(type).name).c_str(), static_cast<long long>(c.rows), static_cast<long long>(c.cols), c.tokens, median(t4) * 1e3, macs / median(t4) / 1e9,
               median(t16) * 1e3, macs / median(t16) / 1e9, median(t4) / median(t16), worst, scale);
+  if (amx)
+    std::printf("%*s AMX strip %8.3f ms (%5.1f GMAC/s)  VNNI/AMX %.2fx  same bits as VNNI: %s\n", 28, "", median(tamx) * 1e3,
+                macs / median(tamx) / 1e9, median(t16) / median(tamx), std::memcmp(y16.data(), yamx.data(), y16.size() * sizeof(float)) == 0 ? "yes" : "NO");
   std::free(x4_codes), std::free(x16_codes), std::free(x16_scales);
 }
 
@@ -97,8 +106,9 @@ int main(int argc, char** argv) {
     std::printf("strip_bench: skipped, this CPU has no AVX-512 VNNI (kernels: %s)\n", std::string(isa_name(detect_isa())).c_str());
     return 0;
   }
-  std::printf("strip_bench: Q8_0 activations, 1 thread, median of %d alternated runs\n", runs);
+  std::printf("strip_bench: Q8_0 activations, 1 thread, median of %d alternated runs; AMX strips: %s\n", runs,
+              amx_tiles() ? "measured" : "not measured (no AMX-INT8 permitted on this CPU/OS, or TRILEMMA_AMX=0)");
   for (const TensorType type : {TensorType::q4_0, TensorType::q8_0})
-    for (const Case& c : {Case{5632, 2048, 64}, Case{2048, 5632, 64}, Case{5632, 2048, 8}, Case{5632, 2048, 1}, Case{32000, 2048, 1}})
+    for (const Case& c : {Case{5632, 2048, 64}, Case{2048, 5632, 64}, Case{5632, 2048, 16}, Case{5632, 2048, 8}, Case{5632, 2048, 4}, Case{5632, 2048, 1}, Case{32000, 2048, 1}})
       run(type, c, runs);
 }

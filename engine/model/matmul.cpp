@@ -60,7 +60,7 @@ void Matmul::run(const float* x, int n, std::int64_t cols, std::span<const Matmu
     // x4 rows are multiples of 128, so cols / 32 is a multiple of 4 here.
     const bool tiled = std::any_of(prepared.begin(), prepared.end(),
                                    [&](const Prepared& p) { return p.act == s && (p.tile != nullptr || p.strip != nullptr); });
-    if (tiled) resize_q8_panel(m_panel, n, cols / k_qk8_0);
+    if (tiled) resize_q8_panel(m_panel, n, cols / k_qk8_0), m_panel.rows = buf.data(), m_panel.row_stride = stride;
     const QuantizeRowFn quantize = select_quantize(ak, m_isa);
     const PackPanelTokenFn pack_token = select_pack_q8_panel_token(m_isa);
     m_pool.parallel_for(n, 4, [&](std::int64_t begin, std::int64_t end) {

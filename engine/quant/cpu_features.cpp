@@ -4,6 +4,10 @@
 
 #if defined(__x86_64__)
 #include <cpuid.h>
+#if defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 #elif defined(__aarch64__)
 #include <sys/auxv.h>
 #endif
@@ -16,6 +20,17 @@ unsigned long long xcr0() {
   unsigned eax = 0, edx = 0;
   __asm__ volatile("xgetbv" : "=a"(eax), "=d"(edx) : "c"(0));
   return (static_cast<unsigned long long>(edx) << 32) | eax;
+}
+
+// Asks Linux for the AMX tile data state (XFEATURE_XTILEDATA = 18) for this process; granted
+// once, it holds for every thread. Other kernels: no permission, no AMX.
+bool request_amx_permission() {
+#if defined(__linux__) && defined(SYS_arch_prctl)
+  constexpr int k_arch_req_xcomp_perm = 0x1023, k_xfeature_xtiledata = 18;
+  return syscall(SYS_arch_prctl, k_arch_req_xcomp_perm, k_xfeature_xtiledata) == 0;
+#else
+  return false;
+#endif
 }
 #endif
 
@@ -45,6 +60,9 @@ CpuFeatures detect() {
     f.avx512vl = os_avx512 && ((b >> 31) & 1);
     f.avx512vnni = os_avx512 && ((c >> 11) & 1);
     f.avx512fp16 = os_avx512 && ((d >> 23) & 1);
+    const bool amx_cpu = ((d >> 24) & 1) && ((d >> 25) & 1);  // AMX-TILE, AMX-INT8
+    const bool os_amx = osxsave && (x & 0x60000) == 0x60000;   // XTILECFG, XTILEDATA
+    f.amx_int8 = f.avx512f && f.avx512bw && f.avx512vl && amx_cpu && os_amx && request_amx_permission();
     __get_cpuid_count(7, 1, &a, &b, &c, &d);
     f.avxvnni = os_avx && ((a >> 4) & 1);
   }

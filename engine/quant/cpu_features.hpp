@@ -12,6 +12,10 @@ struct CpuFeatures {
   bool avx512f = false, avx512bw = false, avx512vl = false, avx512vnni = false;  // with OS support for AVX-512 state
   bool avxvnni = false;
   bool avx512fp16 = false;   // Sapphire Rapids and later Intel server cores (Golden Cove and after)
+  // AMX-TILE + AMX-INT8, the tile state enabled in XCR0 (bits 17-18) and this process granted
+  // the tile data by the kernel (Linux's arch_prctl(ARCH_REQ_XCOMP_PERM)); without the permission
+  // the first tile instruction faults, so all three are required.
+  bool amx_int8 = false;
   bool amd = false;          // vendor "AuthenticAMD"
   unsigned family = 0;       // x86 display family (AMD 19h: Zen 3/4, 1Ah: Zen 5)
   bool neon = false, dotprod = false, i8mm = false;  // aarch64

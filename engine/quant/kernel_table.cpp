@@ -38,11 +38,12 @@ constexpr std::array k_table = {
                   TRILEMMA_X86(dot_q8_0_q8_0_avx2), TRILEMMA_NEON(dot_q8_0_q8_0_neon), 1e-5f, 0.006f,
                   pack_row_q8_0_x4, TRILEMMA_X86(tile_q8_0_x4_avx512vnni), TRILEMMA_NEON(dot_q8_0_q8_0_dotprod), nullptr,
                   pack_strip_q8_0_x16, TRILEMMA_X86(strip_q8_0_x16_avx512vnni), nullptr, nullptr, nullptr,
-                  TRILEMMA_X86(quantize_row_q8_0_avx512)},
+                  TRILEMMA_X86(quantize_row_q8_0_avx512), TRILEMMA_X86(strip_q8_0_x16_amx)},
     FormatKernels{T::q4_0, T::q8_0, quantize_row_q4_0, dequantize_row_q4_0, dot_q4_0_q8_0_ref,
                   TRILEMMA_X86(dot_q4_0_q8_0_avx2), TRILEMMA_NEON(dot_q4_0_q8_0_neon), 1e-5f, 0.09f,
                   pack_row_q4_0_x4, TRILEMMA_X86(tile_q4_0_x4_avx512vnni), TRILEMMA_NEON(dot_q4_0_q8_0_dotprod), nullptr,
-                  pack_strip_q4_0_x16, TRILEMMA_X86(strip_q4_0_x16_avx512vnni)},
+                  pack_strip_q4_0_x16, TRILEMMA_X86(strip_q4_0_x16_avx512vnni), nullptr, nullptr, nullptr, nullptr,
+                  TRILEMMA_X86(strip_q4_0_x16_amx)},
     FormatKernels{T::q4_1, T::q8_0, quantize_row_q4_1, dequantize_row_q4_1, dot_q4_1_q8_0_ref,
                   TRILEMMA_X86(dot_q4_1_q8_0_avx2), TRILEMMA_NEON(dot_q4_1_q8_0_neon),
                   1e-5f, 0.08f},
@@ -143,7 +144,15 @@ Isa dot_isa(const FormatKernels& k, Isa isa) {
 
 TileFn select_tile(const FormatKernels& k, Isa isa) { return isa == Isa::avx512vnni ? k.tile_x4_avx512 : nullptr; }
 
-StripFn select_strip(const FormatKernels& k, Isa isa) { return isa == Isa::avx512vnni ? k.strip_x16_avx512 : nullptr; }
+bool amx_tiles() {
+  const char* env = std::getenv("TRILEMMA_AMX");
+  return cpu_features().amx_int8 && !(env != nullptr && std::strcmp(env, "0") == 0);
+}
+
+StripFn select_strip(const FormatKernels& k, Isa isa) {
+  if (isa != Isa::avx512vnni) return nullptr;
+  return k.strip_x16_amx != nullptr && amx_tiles() ? k.strip_x16_amx : k.strip_x16_avx512;
+}
 
 DotMultiFn select_dot_multi(const FormatKernels& k, Isa isa) {
   if (isa == Isa::avx512vnni && k.dot_multi_avx512 != nullptr) return k.dot_multi_avx512;

@@ -44,6 +44,9 @@ struct FormatKernels {
   // AVX-512 twin of `quantize` (byte for byte, tested), for formats that are some format's
   // activations: each prompt token is quantized once per matrix input.
   QuantizeRowFn quantize_avx512 = nullptr;
+  // AMX-INT8 twin of strip_x16_avx512 on the same x16 matrices (same bits, tested), picked by
+  // select_strip where the CPU and the OS allow the tiles.
+  StripFn strip_x16_amx = nullptr;
 };
 
 // avx512vnni implies avx2: formats without a tile use their avx2 dot. dotprod implies neon:
@@ -62,8 +65,11 @@ Isa detect_isa(bool force_scalar = false);
 DotFn select_dot(const FormatKernels& k, Isa isa);
 // The x4 tile for `isa`, or nullptr (then matrices stay in ggml layout and use select_dot).
 TileFn select_tile(const FormatKernels& k, Isa isa);
-// The x16 strip kernel for `isa`, or nullptr.
+// The x16 strip kernel for `isa`, or nullptr: the AMX column when amx_tiles() and the row has one.
 StripFn select_strip(const FormatKernels& k, Isa isa);
+// Whether the strips run on AMX tiles: cpu_features().amx_int8, unless TRILEMMA_AMX=0 (for A/B
+// measurements against the VNNI strips, whose results are the same bits).
+bool amx_tiles();
 // The rows x tokens kernel for `isa`, or nullptr (then the matmul calls the dot per row and token).
 RowsFn select_rows(const FormatKernels& k, Isa isa);
 // The quantizer for `isa`: the AVX-512 column where it exists, else the reference.

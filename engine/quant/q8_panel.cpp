@@ -42,6 +42,7 @@ void pack_q8_panel_token(const std::byte* row, int t, Q8Panel& out) {
 void pack_q8_panel(const std::byte* rows, std::size_t stride, int tokens, std::int64_t blocks, Q8Panel& out) {
   resize_q8_panel(out, tokens, blocks);
   for (int t = 0; t < tokens; ++t) pack_q8_panel_token(rows + std::size_t(t) * stride, t, out);
+  out.rows = rows, out.row_stride = stride;
 }
 
 }  // namespace trilemma::engine

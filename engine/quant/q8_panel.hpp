@@ -13,6 +13,7 @@
 // s8 + init + dy, Q4_0 strip: s8 + zero + dy), which for 8 tokens of a 5632-wide row stays
 // within L2.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -26,6 +27,11 @@ struct Q8Panel {
   std::vector<std::int32_t> init;
   std::vector<float> dy;
   std::vector<std::int32_t> zero;
+  // The Q8_0 rows the panel was packed from (token t at rows + t * row_stride), alive while the
+  // kernels run: the AMX strips (simd/amx/strip_amx.cpp) load a block's 32 codes straight from
+  // them, in the order of the x16 layout's 4-byte pieces.
+  const std::byte* rows = nullptr;
+  std::size_t row_stride = 0;
 
   const std::int8_t* s8_of(int t) const { return s8.data() + std::size_t(t) * std::size_t(groups) * 128; }
   const std::uint8_t* u8_of(int t) const { return u8.data() + std::size_t(t) * std::size_t(groups) * 128; }

@@ -52,10 +52,11 @@ std::vector<Isa> compiled_isas() {
   return out;
 }
 
-// `tokens` tokens of Q8_0 activations (seeds seed, seed + 1, ...) and their panel.
-std::vector<Encoded> panel_tokens(std::int64_t n, std::uint32_t seed, Q8Panel& panel, int tokens = 9) {
+// `tokens` tokens of Q8_0 activations (seeds seed, seed + 1, ...) and their panel, which
+// points into `act_rows` (the AMX strips read the Q8_0 rows).
+std::vector<Encoded> panel_tokens(std::int64_t n, std::uint32_t seed, Q8Panel& panel, std::vector<std::byte>& act_rows, int tokens = 9) {
   std::vector<Encoded> acts;
-  std::vector<std::byte> act_rows;
+  act_rows.clear();
   for (std::uint32_t j = 0; j < std::uint32_t(tokens); ++j) {
     acts.push_back(encode(TensorType::q8_0, normal(std::size_t(n), seed + j)));
     act_rows.insert(act_rows.end(), acts.back().bytes.begin(), acts.back().bytes.end());
@@ -452,7 +453,8 @@ TEST_CASE("quant::format_kernels: every x4 tile matches the _ref dots for 1..8 t
       for (int r = 0; r < rows; ++r)
         row.pack_x4(w[std::size_t(r)].bytes.data(), codes + std::size_t(r) * code_bytes, &scales[std::size_t(r * n / 32)], n);
       Q8Panel panel;
-      const auto acts = panel_tokens(n, 100, panel);
+      std::vector<std::byte> act_rows;
+      const auto acts = panel_tokens(n, 100, panel, act_rows);
       check_panel_kernel(row, w, acts, rows, n, 8, [&](int t0, int nt, float* out) {
         tile(codes, code_bytes, scales.data(), std::size_t(n / 32), rows, panel, t0, nt, out, rows);
       });
@@ -460,19 +462,29 @@ TEST_CASE("quant::format_kernels: every x4 tile matches the _ref dots for 1..8 t
   }
 }
 
-TEST_CASE("quant::format_kernels: every x16 strip matches the _ref dots for 1..19 tokens and 1 or 9 strips, and a token's result does not depend on the token count", "[quant]") {
-  bool any = false;
+TEST_CASE("quant::format_kernels: every x16 strip (VNNI and AMX) matches the _ref dots for 1..19 tokens and 1, 9 or 17 strips, and a token's result does not depend on the token count", "[quant]") {
+  // The AMX strips fall back to the VNNI ones below 4 tokens, so check_panel_kernel's "same bits
+  // as the token alone" also checks AMX against VNNI bit for bit.
+  if (detect_isa() != Isa::avx512vnni) {
+    WARN("skipped: no x16 strip kernel on this CPU (" << isa_name(detect_isa()) << "): nothing to compare");
+    return;
+  }
+  if (!amx_tiles()) WARN("AMX strips not checked: this CPU, its OS or TRILEMMA_AMX=0 does not allow AMX-INT8 tiles");
+  int checked = 0;
   for (const auto& row : format_kernels()) {
-    const StripFn strip = select_strip(row, detect_isa());
-    if (strip == nullptr) continue;
-    any = true;
+    std::vector<std::pair<const char*, StripFn>> columns;
+    if (row.strip_x16_avx512 != nullptr) columns.emplace_back("avx512vnni", row.strip_x16_avx512);
+    if (row.strip_x16_amx != nullptr && amx_tiles()) columns.emplace_back("amx", row.strip_x16_amx);
+    if (columns.empty()) continue;
     REQUIRE(row.pack_x16 != nullptr);
+    CHECK(select_strip(row, Isa::avx512vnni) == columns.back().second);
     for (int groups : {1, 3, 16}) {  // rows of multiples of 128 weights
       const std::int64_t n = std::int64_t(groups) * k_x4_elems, blocks = n / 32;
-      // 9 strips of 2048-weight Q8_0 rows (32 KiB each) span two of the kernel's L2 blocks.
-      for (int strips : {1, 9}) {
+      // 9 strips of 2048-weight Q8_0 rows (32 KiB each) span two of the VNNI kernel's L2 blocks,
+      // 17 two of the AMX kernel's widened groups (512 KiB).
+      for (int strips : {1, 9, 17}) {
+        if (strips == 17 && groups != 16) continue;
         const int rows = strips * k_x16_rows;
-        CAPTURE(info(row.weight).name, n, strips);
         std::vector<Encoded> w;
         std::vector<std::byte> ggml;
         for (int r = 0; r < rows; ++r) {
@@ -489,14 +501,19 @@ TEST_CASE("quant::format_kernels: every x16 strip matches the _ref dots for 1..1
           row.pack_x16(ggml.data() + std::size_t(s * k_x16_rows) * row_bytes, row_bytes, codes + std::size_t(s) * strip_bytes,
                        scales + std::size_t(s * k_x16_rows) * std::size_t(blocks), n);
         Q8Panel panel;
-        const auto acts = panel_tokens(n, 300, panel, 20);  // slabs of 8, 8 and 3
-        check_panel_kernel(row, w, acts, rows, n, 19, [&](int t0, int nt, float* out) {
-          strip(codes, scales, blocks, strips, panel, t0, nt, out, std::size_t(rows));
-        });
+        std::vector<std::byte> act_rows;
+        const auto acts = panel_tokens(n, 300, panel, act_rows, 20);  // slabs of 8, 8 and 3
+        for (const auto& [column, strip] : columns) {
+          CAPTURE(info(row.weight).name, column, n, strips);
+          check_panel_kernel(row, w, acts, rows, n, 19, [&](int t0, int nt, float* out) {
+            strip(codes, scales, blocks, strips, panel, t0, nt, out, std::size_t(rows));
+          });
+        }
       }
     }
+    checked += int(columns.size());
   }
-  if (!any) WARN("no x16 strip kernel on this CPU (" << isa_name(detect_isa()) << "): nothing to compare");
+  CHECK(checked == (amx_tiles() ? 4 : 2));  // q8_0 and q4_0, each on VNNI (and AMX)
 }
 
 TEST_CASE("quant::format_kernels: every rows x tokens kernel matches the _ref dots, and a (row, token) result does not depend on the blocking", "[quant]") {
