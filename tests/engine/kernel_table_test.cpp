@@ -516,6 +516,45 @@ TEST_CASE("quant::format_kernels: every x16 strip (VNNI and AMX) matches the _re
   CHECK(checked == (amx_tiles() ? 4 : 2));  // q8_0 and q4_0, each on VNNI (and AMX)
 }
 
+TEST_CASE("quant::format_kernels: the AMX strips give the VNNI strips' bits over several 64-token passes and a short last slab", "[quant]") {
+  if (detect_isa() != Isa::avx512vnni || !amx_tiles()) {
+    WARN("skipped: this CPU, its OS or TRILEMMA_AMX=0 does not allow AMX-INT8 tiles, so the AMX strips cannot run");
+    return;
+  }
+  int checked = 0;
+  for (const auto& row : format_kernels()) {
+    if (row.strip_x16_amx == nullptr) continue;
+    CAPTURE(info(row.weight).name);
+    const std::int64_t n = 3 * k_x4_elems, blocks = n / 32;
+    const int strips = 3, rows = strips * k_x16_rows;  // a pair and a lone strip
+    std::vector<std::byte> ggml;
+    for (int r = 0; r < rows; ++r) {
+      const Encoded w = encode(row.weight, normal(std::size_t(n), 500 + std::uint32_t(r)));
+      ggml.insert(ggml.end(), w.bytes.begin(), w.bytes.end());
+    }
+    const std::size_t row_bytes = ggml.size() / std::size_t(rows), strip_bytes = x16_strip_code_bytes(row_bytes, blocks);
+    struct alignas(64) Line { std::uint8_t b[64]; };
+    std::vector<Line> lines(std::size_t(strips) * strip_bytes / 64), scale_lines((std::size_t(rows * blocks) * 2 + 63) / 64);
+    auto* codes = reinterpret_cast<std::uint8_t*>(lines.data());
+    auto* scales = reinterpret_cast<std::uint16_t*>(scale_lines.data());
+    for (int s = 0; s < strips; ++s)
+      row.pack_x16(ggml.data() + std::size_t(s * k_x16_rows) * row_bytes, row_bytes, codes + std::size_t(s) * strip_bytes,
+                   scales + std::size_t(s * k_x16_rows) * std::size_t(blocks), n);
+    Q8Panel panel;
+    std::vector<std::byte> act_rows;
+    panel_tokens(n, 600, panel, act_rows, 150);
+    for (const int nt : {16, 64, 65, 149}) {  // one slab; one pass; a pass and 1 token; two passes and a 21-token tail
+      CAPTURE(nt);
+      std::vector<float> vnni(std::size_t(rows * nt), -1.0f), amx(vnni.size(), -2.0f);
+      row.strip_x16_avx512(codes, scales, blocks, strips, panel, 1, nt, vnni.data(), std::size_t(rows));
+      row.strip_x16_amx(codes, scales, blocks, strips, panel, 1, nt, amx.data(), std::size_t(rows));
+      CHECK(std::memcmp(vnni.data(), amx.data(), vnni.size() * sizeof(float)) == 0);
+    }
+    ++checked;
+  }
+  CHECK(checked == 2);  // q8_0, q4_0
+}
+
 TEST_CASE("quant::format_kernels: every rows x tokens kernel matches the _ref dots, and a (row, token) result does not depend on the blocking", "[quant]") {
   bool any = false;
   for (const auto& row : format_kernels()) {

@@ -9,18 +9,19 @@
 //   B (weights): 8 rows x 64 bytes, row q = the x16 layout's zmm q of a Q8_0 block (lane r: row
 //               r's codes 4q..4q+3), exactly the "4 bytes per column" order TDPBSSD reads.
 //   C: 16 tokens x 16 rows of exact int32 block dots, stored, then scaled by the vector units.
-// Two strips share each A tile; the next block's A and B load into a second set of tiles while
-// this block multiplies. Q4_0 strips are widened first to that Q8_0 form (nibble - 8), a few
-// strips at a time into a per-thread buffer that stays in L2 while every token slab passes.
+// Blocks run outermost for a pair of strips: each block's two B tiles load once and serve every
+// slab of up to 64 tokens (Q4_0 blocks are widened to that Q8_0 form, nibble - 8, in L1 just
+// before), each slab's A tile serves both strips, and a slab's sums are stored while the previous
+// slab's are scaled.
 // The block's scales are applied as in the VNNI kernel, to the same int32 sums, in the same
 // order (convert, 16 row scales x the token's scale, FMA into the even or odd chain): the
 // results equal the VNNI kernel's bit for bit, so decode (which stays on VNNI below a few tokens)
 // and an AMX prefill agree exactly.
 //
 // Measured (strip_bench, one thread, 5632 x 2048 and 2048 x 5632, 64 tokens, 2-vCPU Xeon):
-// AMX/VNNI 2.0x for Q8_0, 1.35-1.4x for Q4_0 (its widening is a fifth of the time). The scaling
-// is about half of the rest: one convert, multiply and FMA per 16 outputs per block, which the
-// tile unit's per-block stores make unavoidable while the blocks keep their own scales.
+// VNNI / AMX time 1.9x for Q8_0, 1.5x for Q4_0. The scaling takes about half the time: one
+// convert, multiply and FMA per 16 outputs per block (plus the accumulator's load and store),
+// which the per-block scales make unavoidable; the tile unit alone runs 2x faster than this.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -37,19 +38,16 @@ namespace trilemma::engine {
 namespace {
 
 constexpr std::size_t k_q8_block_bytes = 512;  // one Q8_0 block of 16 rows in the x16 layout
+constexpr std::size_t k_q4_block_bytes = 256;  // one Q4_0 block of 16 rows
 constexpr int k_slab = 16;                      // tokens per A tile: its 16 rows
-// Below this many tokens the VNNI strips are faster (strip_bench, 5632 x 2048, one thread: Q8_0
-// AMX/VNNI 0.96x at 1 token, 1.7x at 4; Q4_0, whose strips are widened first, 0.69x at 8 tokens,
-// 1.07x at 16, 1.4x at 64).
-constexpr int k_min_tokens_q8_0 = 2, k_min_tokens_q4_0 = 16;
-// Blocks ahead of the tile loads that the weights are prefetched into L1.
-constexpr std::int64_t k_ahead = 4;
-// Widened Q4_0 strips per group: 512 KiB of Q8_0 codes stay in L2 (2 MiB per core on the
-// AMX hosts) while the token slabs pass.
-constexpr std::size_t k_group_bytes = 512 << 10;
+constexpr int k_pass = 4 * k_slab;              // tokens whose sums a strip pair keeps at once
+// Below this many tokens the VNNI strips are faster (strip_bench, 5632 x 2048, one thread,
+// AMX / VNNI time: q8_0 0.92x at 4 tokens, 1.3x at 8, 1.9x at 16 and 64; q4_0 0.86x at 8 tokens,
+// 1.26x at 16, 1.47x at 64).
+constexpr int k_min_tokens_q8_0 = 8, k_min_tokens_q4_0 = 16;
 
-// Palette 1. Tiles 0/1: C of strips 0/1 (nt x 16 int32); 2/3: A of even/odd blocks (nt tokens x
-// 32 codes); 4/5 and 6/7: B of strips 0/1 for even/odd blocks (8 x 64 bytes).
+// Palette 1. Tiles 0/1 and 6/7: C of strips 0/1 (16 tokens x 16 int32) for even and odd
+// slabs; 2/3: A of even and odd slabs (16 tokens x 32 codes); 4/5: B of strips 0/1 (8 x 64 bytes).
 struct alignas(64) TileConfig {
   std::uint8_t palette = 1, start_row = 0;
   std::uint8_t reserved[14] = {};
@@ -57,151 +55,163 @@ struct alignas(64) TileConfig {
   std::uint8_t rows[16] = {};
 };
 
-void configure(int nt) {
+void configure() {
   TileConfig cfg;
-  for (int c : {0, 1}) cfg.rows[c] = std::uint8_t(nt), cfg.colsb[c] = 64;
-  for (int a : {2, 3}) cfg.rows[a] = std::uint8_t(nt), cfg.colsb[a] = 32;
-  for (int b : {4, 5, 6, 7}) cfg.rows[b] = 8, cfg.colsb[b] = 64;
+  for (int c : {0, 1, 6, 7}) cfg.rows[c] = k_slab, cfg.colsb[c] = 64;
+  for (int a : {2, 3}) cfg.rows[a] = k_slab, cfg.colsb[a] = 32;
+  for (int b : {4, 5}) cfg.rows[b] = 8, cfg.colsb[b] = 64;
   // Not _tile_loadconfig: GCC 12's wrapper declares an 8-byte memory operand, so the stores to
   // the rest of the 64-byte configuration can be dropped as dead (then tilezero faults, #UD).
   __asm__ volatile("ldtilecfg %0" : : "m"(cfg));
 }
 
 template <int ns>
-using BlockSums = std::int32_t[ns][k_slab][16];  // [strip][token][row]: one block's exact dots
-
-// acc[s][j] += the block's int32 dots c[s][j] x (16 row scales x token j's scale): the VNNI
-// kernel's float steps, in its order.
+using SlabSums = std::int32_t[ns][k_slab][16];  // [strip][token][row]: one block's exact dots
 template <int ns>
-__attribute__((always_inline)) inline void finish(const BlockSums<ns>& c, const std::uint16_t* const (&scales)[ns], std::int64_t b,
-                                                  const Q8Panel& panel, int t0, int nt, float (&acc)[ns][k_slab][16]) {
-  const std::int64_t g = b / 4, k = b % 4;
-  const float* dy = panel.dy.data() + (std::size_t(t0) * std::size_t(panel.groups) + std::size_t(g)) * 4 + std::size_t(k);
-  const std::size_t dy_stride = std::size_t(panel.groups) * 4;
+using SlabAcc = float[2][ns][k_slab][16];       // [even/odd block][strip][token][row]
+
+// acc[chain of b][s][j] += block b's int32 dots c[s][j] x (16 row scales x token j's scale), for
+// the slab's first nt tokens: the VNNI kernel's float steps, in its order.
+template <int ns>
+__attribute__((always_inline)) inline void finish(const SlabSums<ns>& c, const __m512 (&dx)[ns], const float* dy, std::size_t dy_stride,
+                                                  int nt, std::int64_t b, SlabAcc<ns>& acc) {
+  float(&chain)[ns][k_slab][16] = acc[b % 2];
 #pragma GCC unroll 2
-  for (int s = 0; s < ns; ++s) {
-    const __m512 dx = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(scales[s] + 16 * b)));
+  for (int s = 0; s < ns; ++s)
 #pragma GCC unroll 4
     for (int j = 0; j < nt; ++j) {
-      const __m512 sc = _mm512_mul_ps(dx, _mm512_set1_ps(dy[std::size_t(j) * dy_stride]));
-      _mm512_store_ps(acc[s][j], _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_load_si512(c[s][j])), sc, _mm512_load_ps(acc[s][j])));
+      const __m512 sc = _mm512_mul_ps(dx[s], _mm512_set1_ps(dy[std::size_t(j) * dy_stride]));
+      _mm512_store_ps(chain[s][j], _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_load_si512(c[s][j])), sc, _mm512_load_ps(chain[s][j])));
     }
+}
+
+// A Q4_0 block of 16 rows (zmm q holds rows' bytes 4q..4q+3: low nibbles = codes 4q.., high =
+// codes 16 + 4q..) as the Q8_0 block of the same values: zmm q <- low nibbles of q, zmm 4 + q <-
+// high nibbles of q, each minus 8.
+__attribute__((always_inline)) inline void widen_q4_0_block(const std::uint8_t* q4, std::uint8_t* q8) {
+  const __m512i low4 = _mm512_set1_epi8(0x0F), eight = _mm512_set1_epi8(8);
+#pragma GCC unroll 4
+  for (int q = 0; q < 4; ++q) {
+    const __m512i v = _mm512_load_si512(q4 + 64 * q);
+    _mm512_store_si512(q8 + 64 * q, _mm512_sub_epi8(_mm512_and_si512(v, low4), eight));
+    _mm512_store_si512(q8 + 64 * (4 + q), _mm512_sub_epi8(_mm512_and_si512(_mm512_srli_epi16(v, 4), low4), eight));
   }
 }
 
-// Block b's activations into tile A, its weights of strip 0/1 into B0/B1. The tile intrinsics
-// name their registers by stringizing, hence macros.
-#define TRILEMMA_AMX_LOAD(A, B0, B1, b)                                      \
+// Slab k of block b: A from its 16 token rows, C of each strip = A x B. The tile intrinsics name
+// their registers by stringizing, hence macros.
+#define TRILEMMA_AMX_MULTIPLY(A, C0, C1, rows)                               \
   do {                                                                      \
-    _tile_loadd(A, a + sizeof(BlockQ8_0) * std::size_t(b), a_stride);       \
-    _tile_loadd(B0, w[0] + k_q8_block_bytes * std::size_t(b), 64);          \
-    if constexpr (ns == 2) _tile_loadd(B1, w[1] + k_q8_block_bytes * std::size_t(b), 64); \
+    _tile_loadd(A, (rows) + sizeof(BlockQ8_0) * std::size_t(b), a_stride);  \
+    _tile_zero(C0);                                                         \
+    _tile_dpbssd(C0, A, 4);                                                 \
+    if constexpr (ns == 2) {                                                \
+      _tile_zero(C1);                                                       \
+      _tile_dpbssd(C1, A, 5);                                               \
+    }                                                                       \
   } while (0)
-#define TRILEMMA_AMX_MULTIPLY(A, B0, B1)        \
-  do {                                         \
-    _tile_zero(0);                             \
-    _tile_dpbssd(0, A, B0);                    \
-    if constexpr (ns == 2) {                   \
-      _tile_zero(1);                           \
-      _tile_dpbssd(1, A, B1);                  \
-    }                                          \
-  } while (0)
-#define TRILEMMA_AMX_STORE(sums)                               \
-  do {                                                        \
-    _tile_stored(0, (sums)[0], 64);                           \
-    if constexpr (ns == 2) _tile_stored(1, (sums)[1], 64);    \
+#define TRILEMMA_AMX_STORE(C0, C1, sums)                         \
+  do {                                                          \
+    _tile_stored(C0, (sums)[0], 64);                            \
+    if constexpr (ns == 2) _tile_stored(C1, (sums)[1], 64);     \
   } while (0)
 
-// `ns` (1 or 2) strips of Q8_0 codes in the x16 layout (`strip_bytes` apart) against tokens
-// t0 .. t0 + nt - 1 (tiles configured for nt rows). Pipelined: block b + 1's operands load
-// (into the other A/B tiles) while block b is multiplied, and block b - 1's stored sums are
-// scaled meanwhile, so no stage waits on the one just issued.
-template <int ns>
-void slab(const std::uint8_t* codes, std::size_t strip_bytes, const std::uint16_t* scales, std::int64_t blocks, const Q8Panel& panel,
-          int t0, int nt, float* out, std::size_t out_stride) {
-  alignas(64) float acc[2][ns][k_slab][16];  // [even/odd block][strip][token][row]
-  std::memset(acc, 0, sizeof acc);
-  alignas(64) BlockSums<ns> sums[2];
-  const std::uint8_t* w[ns];
-  const std::uint16_t* sc[ns];
-  for (int s = 0; s < ns; ++s) w[s] = codes + std::size_t(s) * strip_bytes, sc[s] = scales + std::size_t(s) * std::size_t(blocks) * k_x16_rows;
-  const std::byte* a = panel.rows + std::size_t(t0) * panel.row_stride + offsetof(BlockQ8_0, qs);
-  const auto a_stride = long(panel.row_stride);
-  TRILEMMA_AMX_LOAD(2, 4, 5, 0);
+// Where a pass's token rows are: slab k's 16 rows start at row(k) (the last slab may be a
+// padded copy) and are `stride` bytes apart.
+struct PassRows {
+  const std::byte* rows[k_pass / k_slab];
+  int slabs = 0, nt = 0;  // slabs, and tokens in all of them
+};
+
+// `ns` (1 or 2) strips (q8: Q8_0 x16 codes; else Q4_0, widened block by block) against the
+// pass's tokens. Block by block: B loads once and serves every slab; slab k's products are
+// stored while slab k - 1's are scaled, so the vector units work beside the tile unit.
+template <int ns, bool q8>
+void strips_pass(const std::uint8_t* codes, std::size_t strip_bytes, const std::uint16_t* scales, std::int64_t blocks,
+                 const Q8Panel& panel, int t0, const PassRows& pass, float* out, std::size_t out_stride) {
+  alignas(64) SlabAcc<ns> acc[k_pass / k_slab];
+  std::memset(acc, 0, sizeof(SlabAcc<ns>) * std::size_t(pass.slabs));
+  alignas(64) SlabSums<ns> sums[2];
+  alignas(64) std::uint8_t wide[ns][k_q8_block_bytes];
+  const long a_stride = long(panel.row_stride);
+  const std::size_t dy_stride = std::size_t(panel.groups) * 4;  // token t, block b: dy[t * stride + b]
+  const float* dy0 = panel.dy.data() + std::size_t(t0) * dy_stride;
+  // The step before: its slab, block and scales, to scale once the next slab is multiplied.
+  int prev_k = -1;
+  std::int64_t prev_b = 0;
+  unsigned step = 0;  // (block, slab) steps so far: tiles and sums alternate by its parity
+  __m512 dx[ns], prev_dx[ns];
+  const auto finish_prev = [&] {
+    const int nt = std::min(k_slab, pass.nt - prev_k * k_slab);
+    finish<ns>(sums[(step - 1) % 2], prev_dx, dy0 + std::size_t(prev_k * k_slab) * dy_stride + std::size_t(prev_b), dy_stride, nt,
+               prev_b, acc[prev_k]);
+  };
   for (std::int64_t b = 0; b < blocks; ++b) {
-    // Tile loads wait on L2 (the strips' group lives there): fetch the weights k_ahead blocks ahead into L1.
-    if (b + k_ahead < blocks)
-      for (int s = 0; s < ns; ++s)
-#pragma GCC unroll 8
-        for (int line = 0; line < 8; ++line) _mm_prefetch(reinterpret_cast<const char*>(w[s] + k_q8_block_bytes * std::size_t(b + k_ahead)) + 64 * line, _MM_HINT_T0);
-    if (b % 2 == 0) {
-      if (b + 1 < blocks) TRILEMMA_AMX_LOAD(3, 6, 7, b + 1);
-      TRILEMMA_AMX_MULTIPLY(2, 4, 5);
-    } else {
-      if (b + 1 < blocks) TRILEMMA_AMX_LOAD(2, 4, 5, b + 1);
-      TRILEMMA_AMX_MULTIPLY(3, 6, 7);
+    for (int s = 0; s < ns; ++s) {
+      const std::uint8_t* w = codes + std::size_t(s) * strip_bytes;
+      const std::uint8_t* block;
+      if constexpr (q8) {
+        block = w + k_q8_block_bytes * std::size_t(b);
+      } else {
+        widen_q4_0_block(w + k_q4_block_bytes * std::size_t(b), wide[s]);
+        block = wide[s];
+      }
+      dx[s] = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(scales + std::size_t(s) * std::size_t(blocks) * k_x16_rows + 16 * b)));
+      if (s == 0) _tile_loadd(4, block, 64);
+      else _tile_loadd(5, block, 64);
     }
-    TRILEMMA_AMX_STORE(sums[b % 2]);
-    if (b >= 1) finish<ns>(sums[(b - 1) % 2], sc, b - 1, panel, t0, nt, acc[(b - 1) % 2]);
+    for (int k = 0; k < pass.slabs; ++k) {
+      if (step % 2 == 0) {
+        TRILEMMA_AMX_MULTIPLY(2, 0, 1, pass.rows[k]);
+        TRILEMMA_AMX_STORE(0, 1, sums[0]);
+      } else {
+        TRILEMMA_AMX_MULTIPLY(3, 6, 7, pass.rows[k]);
+        TRILEMMA_AMX_STORE(6, 7, sums[1]);
+      }
+      if (prev_k >= 0) finish_prev();
+      prev_k = k, prev_b = b, ++step;
+      for (int s = 0; s < ns; ++s) prev_dx[s] = dx[s];
+    }
   }
-  finish<ns>(sums[(blocks - 1) % 2], sc, blocks - 1, panel, t0, nt, acc[(blocks - 1) % 2]);
-  for (int s = 0; s < ns; ++s)
-    for (int j = 0; j < nt; ++j)
-      _mm512_storeu_ps(out + std::size_t(j) * out_stride + std::size_t(s) * k_x16_rows,
-                       _mm512_add_ps(_mm512_load_ps(acc[0][s][j]), _mm512_load_ps(acc[1][s][j])));
+  finish_prev();
+  for (int k = 0; k < pass.slabs; ++k)
+    for (int s = 0; s < ns; ++s)
+      for (int j = 0; j < std::min(k_slab, pass.nt - k * k_slab); ++j)
+        _mm512_storeu_ps(out + std::size_t(k * k_slab + j) * out_stride + std::size_t(s) * k_x16_rows,
+                         _mm512_add_ps(_mm512_load_ps(acc[k][0][s][j]), _mm512_load_ps(acc[k][1][s][j])));
 }
-#undef TRILEMMA_AMX_LOAD
 #undef TRILEMMA_AMX_MULTIPLY
 #undef TRILEMMA_AMX_STORE
 
-// A Q4_0 strip's codes (256 bytes per block: zmm q holds rows' bytes 4q..4q+3, low nibbles =
-// codes 4q.., high = codes 16 + 4q..) as the Q8_0 strip of the same values: zmm q <- low
-// nibbles of q, zmm 4 + q <- high nibbles of q, each minus 8.
-void widen_q4_0_strip(const std::uint8_t* q4, std::int64_t blocks, std::uint8_t* q8) {
-  const __m512i low4 = _mm512_set1_epi8(0x0F), eight = _mm512_set1_epi8(8);
-  for (std::int64_t b = 0; b < blocks; ++b) {
-    const std::uint8_t* src = q4 + 256 * std::size_t(b);
-    std::uint8_t* dst = q8 + k_q8_block_bytes * std::size_t(b);
-#pragma GCC unroll 4
-    for (int q = 0; q < 4; ++q) {
-      const __m512i v = _mm512_load_si512(src + 64 * q);
-      _mm512_store_si512(dst + 64 * q, _mm512_sub_epi8(_mm512_and_si512(v, low4), eight));
-      _mm512_store_si512(dst + 64 * (4 + q), _mm512_sub_epi8(_mm512_and_si512(_mm512_srli_epi16(v, 4), low4), eight));
-    }
-  }
-}
-
-// `count` strips against tokens t0 .. t0 + nt - 1: groups of strips (widened when Q4_0) that
-// every token slab passes over before the next group.
+// `count` strips against tokens t0 .. t0 + nt - 1: passes of up to k_pass tokens, each over
+// every strip pair. A pass's last slab, when short, is copied into 16 rows (zeros after the
+// tokens) so every A tile loads 16 readable rows.
 template <bool q8>
 void strips(const std::uint8_t* codes, const std::uint16_t* scales, std::int64_t blocks, int count, const Q8Panel& panel, int t0,
             int nt, float* out, std::size_t out_stride) {
-  const std::size_t wide_bytes = std::size_t(blocks) * k_q8_block_bytes;
-  const std::size_t strip_bytes = q8 ? wide_bytes : wide_bytes / 2;
-  // Even, so the strips pair up for slab<2> (a matrix's strip count is even but for tiny ones).
-  const int per_group = int(std::max<std::size_t>(2, (k_group_bytes / wide_bytes + 1) / 2 * 2));
-  thread_local std::vector<std::uint8_t> wide_buffer;  // per worker thread, reused across calls
-  std::uint8_t* wide = nullptr;
-  if constexpr (!q8) {
-    const std::size_t need = wide_bytes * std::size_t(std::min(per_group, count)) + 64;
-    if (wide_buffer.size() < need) wide_buffer.resize(need);
-    wide = wide_buffer.data() + (64 - reinterpret_cast<std::uintptr_t>(wide_buffer.data()) % 64) % 64;
-  }
-  int configured = 0;
-  for (int s0 = 0; s0 < count; s0 += per_group) {
-    const int s1 = std::min(count, s0 + per_group);
-    if constexpr (!q8)
-      for (int s = s0; s < s1; ++s) widen_q4_0_strip(codes + std::size_t(s) * strip_bytes, blocks, wide + std::size_t(s - s0) * wide_bytes);
-    for (int t = 0; t < nt; t += k_slab) {
-      const int m = std::min(k_slab, nt - t);
-      if (m != configured) configure(m), configured = m;
-      for (int s = s0; s < s1; s += 2) {
-        const std::uint8_t* c = q8 ? codes + std::size_t(s) * strip_bytes : wide + std::size_t(s - s0) * wide_bytes;
-        const std::uint16_t* sc = scales + std::size_t(s) * std::size_t(blocks) * k_x16_rows;
-        float* o = out + std::size_t(t) * out_stride + std::size_t(s) * k_x16_rows;
-        if (s + 1 < s1) slab<2>(c, q8 ? strip_bytes : wide_bytes, sc, blocks, panel, t0 + t, m, o, out_stride);
-        else slab<1>(c, q8 ? strip_bytes : wide_bytes, sc, blocks, panel, t0 + t, m, o, out_stride);
+  const std::size_t strip_bytes = std::size_t(blocks) * (q8 ? k_q8_block_bytes : k_q4_block_bytes);
+  thread_local std::vector<std::byte> padded;  // per worker thread, reused across calls
+  configure();
+  for (int t = 0; t < nt; t += k_pass) {
+    PassRows pass;
+    pass.nt = std::min(k_pass, nt - t);
+    pass.slabs = (pass.nt + k_slab - 1) / k_slab;
+    for (int k = 0; k < pass.slabs; ++k) {
+      const int first = t0 + t + k * k_slab, tokens = std::min(k_slab, pass.nt - k * k_slab);
+      const std::byte* row = panel.rows + std::size_t(first) * panel.row_stride + offsetof(BlockQ8_0, qs);
+      if (tokens < k_slab) {
+        padded.assign(std::size_t(k_slab) * panel.row_stride, std::byte{0});
+        std::memcpy(padded.data(), panel.rows + std::size_t(first) * panel.row_stride, std::size_t(tokens) * panel.row_stride);
+        row = padded.data() + offsetof(BlockQ8_0, qs);
       }
+      pass.rows[k] = row;
+    }
+    for (int s = 0; s < count; s += 2) {
+      const std::uint8_t* c = codes + std::size_t(s) * strip_bytes;
+      const std::uint16_t* sc = scales + std::size_t(s) * std::size_t(blocks) * k_x16_rows;
+      float* o = out + std::size_t(t) * out_stride + std::size_t(s) * k_x16_rows;
+      if (s + 1 < count) strips_pass<2, q8>(c, strip_bytes, sc, blocks, panel, t0 + t, pass, o, out_stride);
+      else strips_pass<1, q8>(c, strip_bytes, sc, blocks, panel, t0 + t, pass, o, out_stride);
     }
   }
   _tile_release();
