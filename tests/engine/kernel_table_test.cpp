@@ -462,6 +462,35 @@ TEST_CASE("quant::format_kernels: every x4 tile matches the _ref dots for 1..8 t
   }
 }
 
+// `strips` strips of 16 random rows of n weights of `row`'s format in the x16 layout (seeds
+// seed, seed + 1, ... per row), with the rows as encoded.
+struct X16Strips {
+  struct alignas(64) Line { std::uint8_t b[64]; };
+  std::vector<Encoded> w;
+  std::vector<Line> code_lines, scale_lines;
+  const std::uint8_t* codes() const { return reinterpret_cast<const std::uint8_t*>(code_lines.data()); }
+  const std::uint16_t* scales() const { return reinterpret_cast<const std::uint16_t*>(scale_lines.data()); }
+};
+X16Strips make_x16_strips(const FormatKernels& row, std::int64_t n, int strips, std::uint32_t seed) {
+  const int rows = strips * k_x16_rows;
+  const std::int64_t blocks = n / 32;
+  X16Strips out;
+  std::vector<std::byte> ggml;
+  for (int r = 0; r < rows; ++r) {
+    out.w.push_back(encode(row.weight, normal(std::size_t(n), seed + std::uint32_t(r))));
+    ggml.insert(ggml.end(), out.w.back().bytes.begin(), out.w.back().bytes.end());
+  }
+  const std::size_t row_bytes = out.w[0].bytes.size(), strip_bytes = x16_strip_code_bytes(row_bytes, blocks);
+  out.code_lines.resize(std::size_t(strips) * strip_bytes / 64);
+  out.scale_lines.resize((std::size_t(rows * blocks) * 2 + 63) / 64);
+  auto* codes = reinterpret_cast<std::uint8_t*>(out.code_lines.data());
+  auto* scales = reinterpret_cast<std::uint16_t*>(out.scale_lines.data());
+  for (int s = 0; s < strips; ++s)
+    row.pack_x16(ggml.data() + std::size_t(s * k_x16_rows) * row_bytes, row_bytes, codes + std::size_t(s) * strip_bytes,
+                 scales + std::size_t(s * k_x16_rows) * std::size_t(blocks), n);
+  return out;
+}
+
 TEST_CASE("quant::format_kernels: every x16 strip (VNNI and AMX) matches the _ref dots for 1..19 tokens and 1, 9 or 17 strips, and a token's result does not depend on the token count", "[quant]") {
   // The AMX strips fall back to the VNNI ones below 4 tokens, so check_panel_kernel's "same bits
   // as the token alone" also checks AMX against VNNI bit for bit.
@@ -480,33 +509,19 @@ TEST_CASE("quant::format_kernels: every x16 strip (VNNI and AMX) matches the _re
     CHECK(select_strip(row, Isa::avx512vnni) == columns.back().second);
     for (int groups : {1, 3, 16}) {  // rows of multiples of 128 weights
       const std::int64_t n = std::int64_t(groups) * k_x4_elems, blocks = n / 32;
-      // 9 strips of 2048-weight Q8_0 rows (32 KiB each) span two of the VNNI kernel's L2 blocks,
-      // 17 two of the AMX kernel's widened groups (512 KiB).
+      // 9 strips of 2048-weight Q8_0 rows (32 KiB each) span two of the VNNI kernel's L2 blocks;
+      // odd counts leave the AMX kernel a lone strip after its pairs.
       for (int strips : {1, 9, 17}) {
         if (strips == 17 && groups != 16) continue;
         const int rows = strips * k_x16_rows;
-        std::vector<Encoded> w;
-        std::vector<std::byte> ggml;
-        for (int r = 0; r < rows; ++r) {
-          w.push_back(encode(row.weight, normal(std::size_t(n), 199 + std::uint32_t(r))));
-          ggml.insert(ggml.end(), w.back().bytes.begin(), w.back().bytes.end());
-        }
-        const std::size_t row_bytes = w[0].bytes.size(), strip_bytes = x16_strip_code_bytes(row_bytes, blocks);
-        struct alignas(64) Line { std::uint8_t b[64]; };
-        std::vector<Line> lines(std::size_t(strips) * strip_bytes / 64);
-        auto* codes = reinterpret_cast<std::uint8_t*>(lines.data());
-        std::vector<Line> scale_lines((std::size_t(rows * blocks) * 2 + 63) / 64);
-        auto* scales = reinterpret_cast<std::uint16_t*>(scale_lines.data());
-        for (int s = 0; s < strips; ++s)
-          row.pack_x16(ggml.data() + std::size_t(s * k_x16_rows) * row_bytes, row_bytes, codes + std::size_t(s) * strip_bytes,
-                       scales + std::size_t(s * k_x16_rows) * std::size_t(blocks), n);
+        const X16Strips x16 = make_x16_strips(row, n, strips, 199);
         Q8Panel panel;
         std::vector<std::byte> act_rows;
-        const auto acts = panel_tokens(n, 300, panel, act_rows, 20);  // slabs of 8, 8 and 3
+        const auto acts = panel_tokens(n, 300, panel, act_rows, 20);  // VNNI slabs of 8, 8 and 3; AMX 16 and a padded 3
         for (const auto& [column, strip] : columns) {
           CAPTURE(info(row.weight).name, column, n, strips);
-          check_panel_kernel(row, w, acts, rows, n, 19, [&](int t0, int nt, float* out) {
-            strip(codes, scales, blocks, strips, panel, t0, nt, out, std::size_t(rows));
+          check_panel_kernel(row, x16.w, acts, rows, n, 19, [&](int t0, int nt, float* out) {
+            strip(x16.codes(), x16.scales(), blocks, strips, panel, t0, nt, out, std::size_t(rows));
           });
         }
       }
@@ -527,27 +542,15 @@ TEST_CASE("quant::format_kernels: the AMX strips give the VNNI strips' bits over
     CAPTURE(info(row.weight).name);
     const std::int64_t n = 3 * k_x4_elems, blocks = n / 32;
     const int strips = 3, rows = strips * k_x16_rows;  // a pair and a lone strip
-    std::vector<std::byte> ggml;
-    for (int r = 0; r < rows; ++r) {
-      const Encoded w = encode(row.weight, normal(std::size_t(n), 500 + std::uint32_t(r)));
-      ggml.insert(ggml.end(), w.bytes.begin(), w.bytes.end());
-    }
-    const std::size_t row_bytes = ggml.size() / std::size_t(rows), strip_bytes = x16_strip_code_bytes(row_bytes, blocks);
-    struct alignas(64) Line { std::uint8_t b[64]; };
-    std::vector<Line> lines(std::size_t(strips) * strip_bytes / 64), scale_lines((std::size_t(rows * blocks) * 2 + 63) / 64);
-    auto* codes = reinterpret_cast<std::uint8_t*>(lines.data());
-    auto* scales = reinterpret_cast<std::uint16_t*>(scale_lines.data());
-    for (int s = 0; s < strips; ++s)
-      row.pack_x16(ggml.data() + std::size_t(s * k_x16_rows) * row_bytes, row_bytes, codes + std::size_t(s) * strip_bytes,
-                   scales + std::size_t(s * k_x16_rows) * std::size_t(blocks), n);
+    const X16Strips x16 = make_x16_strips(row, n, strips, 500);
     Q8Panel panel;
     std::vector<std::byte> act_rows;
     panel_tokens(n, 600, panel, act_rows, 150);
     for (const int nt : {16, 64, 65, 149}) {  // one slab; one pass; a pass and 1 token; two passes and a 21-token tail
       CAPTURE(nt);
       std::vector<float> vnni(std::size_t(rows * nt), -1.0f), amx(vnni.size(), -2.0f);
-      row.strip_x16_avx512(codes, scales, blocks, strips, panel, 1, nt, vnni.data(), std::size_t(rows));
-      row.strip_x16_amx(codes, scales, blocks, strips, panel, 1, nt, amx.data(), std::size_t(rows));
+      row.strip_x16_avx512(x16.codes(), x16.scales(), blocks, strips, panel, 1, nt, vnni.data(), std::size_t(rows));
+      row.strip_x16_amx(x16.codes(), x16.scales(), blocks, strips, panel, 1, nt, amx.data(), std::size_t(rows));
       CHECK(std::memcmp(vnni.data(), amx.data(), vnni.size() * sizeof(float)) == 0);
     }
     ++checked;
