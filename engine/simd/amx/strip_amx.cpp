@@ -76,12 +76,14 @@ template <int ns>
 __attribute__((always_inline)) inline void finish(const SlabSums<ns>& c, const __m512 (&dx)[ns], const float* dy, std::size_t dy_stride,
                                                   int nt, std::int64_t b, SlabAcc<ns>& acc) {
   float(&chain)[ns][k_slab][16] = acc[b % 2];
+  const bool fresh = b < 2;  // the chain's first block: it starts from zero, as the VNNI kernel's does
 #pragma GCC unroll 2
   for (int s = 0; s < ns; ++s)
 #pragma GCC unroll 4
     for (int j = 0; j < nt; ++j) {
       const __m512 sc = _mm512_mul_ps(dx[s], _mm512_set1_ps(dy[std::size_t(j) * dy_stride]));
-      _mm512_store_ps(chain[s][j], _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_load_si512(c[s][j])), sc, _mm512_load_ps(chain[s][j])));
+      const __m512 prior = fresh ? _mm512_setzero_ps() : _mm512_load_ps(chain[s][j]);
+      _mm512_store_ps(chain[s][j], _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_load_si512(c[s][j])), sc, prior));
     }
 }
 
@@ -129,8 +131,7 @@ struct PassRows {
 template <int ns, bool q8>
 void strips_pass(const std::uint8_t* codes, std::size_t strip_bytes, const std::uint16_t* scales, std::int64_t blocks,
                  const Q8Panel& panel, int t0, const PassRows& pass, float* out, std::size_t out_stride) {
-  alignas(64) SlabAcc<ns> acc[k_pass / k_slab];
-  std::memset(acc, 0, sizeof(SlabAcc<ns>) * std::size_t(pass.slabs));
+  alignas(64) SlabAcc<ns> acc[k_pass / k_slab];  // each chain written first by its first block
   alignas(64) SlabSums<ns> sums[2];
   alignas(64) std::uint8_t wide[ns][k_q8_block_bytes];
   const long a_stride = long(panel.row_stride);
@@ -178,7 +179,8 @@ void strips_pass(const std::uint8_t* codes, std::size_t strip_bytes, const std::
     for (int s = 0; s < ns; ++s)
       for (int j = 0; j < std::min(k_slab, pass.nt - k * k_slab); ++j)
         _mm512_storeu_ps(out + std::size_t(k * k_slab + j) * out_stride + std::size_t(s) * k_x16_rows,
-                         _mm512_add_ps(_mm512_load_ps(acc[k][0][s][j]), _mm512_load_ps(acc[k][1][s][j])));
+                         blocks > 1 ? _mm512_add_ps(_mm512_load_ps(acc[k][0][s][j]), _mm512_load_ps(acc[k][1][s][j]))
+                                    : _mm512_add_ps(_mm512_load_ps(acc[k][0][s][j]), _mm512_setzero_ps()));
 }
 #undef TRILEMMA_AMX_MULTIPLY
 #undef TRILEMMA_AMX_STORE
