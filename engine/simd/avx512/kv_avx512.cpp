@@ -49,12 +49,27 @@ __m256 fold(__m512 v) {
 
 
 // REQUIRES: n % 16 == 0.
+// Rows this far ahead of the kernels are prefetched: a head's slice of each cached row is a
+// line or two, rows are a whole position (all kv heads) apart, and at depth the hardware
+// prefetchers leave the loads waiting on memory.
+constexpr int k_rows_ahead = 64;
+
+// The head's n elements of row r + k_rows_ahead (when it exists) towards L1.
+template <class L>
+__attribute__((always_inline)) inline void prefetch_row(const std::byte* rows, std::size_t row_bytes, int r, int count, int first, int n) {
+  if (r + k_rows_ahead >= count) return;
+  const auto* p = reinterpret_cast<const char*>(row_at<L>(rows, row_bytes, r + k_rows_ahead, first));
+  for (std::size_t b = 0; b < n * sizeof(typename L::Elem); b += 64) _mm_prefetch(p + b, _MM_HINT_T0);
+}
+
 template <class L>
 void scores_tiled(const std::byte* rows, std::size_t row_bytes, int count, int first, int n, const float* q, float scale,
                   float* scores) {
   const __m256 vscale = _mm256_set1_ps(scale);
   int r = 0;
   for (; r + 8 <= count; r += 8) {
+#pragma GCC unroll 8
+    for (int p = 0; p < 8; ++p) prefetch_row<L>(rows, row_bytes, r + p, count, first, n);
     __m512 acc[8];
     const typename L::Elem* k[8];
 #pragma GCC unroll 8
@@ -85,6 +100,7 @@ int mix_tiled(const std::byte* rows, std::size_t row_bytes, int count, int first
 #pragma GCC unroll 4
     for (int c = 0; c < 4; ++c) acc[c] = _mm512_loadu_ps(out + j + 16 * c);
     for (int r = 0; r < count; ++r) {
+      if (j == 0) prefetch_row<L>(rows, row_bytes, r, count, first, n);
       const typename L::Elem* v = row_at<L>(rows, row_bytes, r, first) + j;
       const __m512 a = _mm512_set1_ps(w[r]);
 #pragma GCC unroll 4
