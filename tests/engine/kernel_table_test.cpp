@@ -518,7 +518,9 @@ TEST_CASE("quant::format_kernels: every x16 strip (VNNI and AMX) matches the _re
         Q8Panel panel;
         std::vector<std::byte> act_rows;
         const auto acts = panel_tokens(n, 300, panel, act_rows, 20);  // VNNI slabs of 8, 8 and 3; AMX 16 and a padded 3
-        for (const auto& [column, strip] : columns) {
+        for (const auto& named : columns) {  // not a structured binding: clang 14 cannot capture one in the lambda
+          const char* column = named.first;
+          const StripFn strip = named.second;
           CAPTURE(info(row.weight).name, column, n, strips);
           check_panel_kernel(row, x16.w, acts, rows, n, 19, [&](int t0, int nt, float* out) {
             strip(x16.codes(), x16.scales(), blocks, strips, panel, t0, nt, out, std::size_t(rows));
