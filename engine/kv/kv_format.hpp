@@ -29,6 +29,18 @@ using KvMixKernel = void(const std::byte* rows, std::size_t row_bytes, int count
                          float* out);
 using KvScoresFn = KvScoresKernel*;
 using KvMixFn = KvMixKernel*;
+// mix for `heads` query heads of one kv head over the same run: head h's weights at
+// w + h * w_stride, its output at out + h * out_stride; exactly `heads` calls of the format's mix
+// (bit for bit), with each row loaded once for all of them.
+using KvMixHeadsKernel = void(const std::byte* rows, std::size_t row_bytes, int count, int first, int n, const float* w,
+                              std::size_t w_stride, int heads, float* out, std::size_t out_stride);
+using KvMixHeadsFn = KvMixHeadsKernel*;
+// scores for `heads` query heads of one kv head over the same run: head h's query at
+// q + h * q_stride, its scores at scores + h * scores_stride; exactly `heads` calls of the
+// format's scores (bit for bit), with each row loaded once for two heads.
+using KvScoresHeadsKernel = void(const std::byte* rows, std::size_t row_bytes, int count, int first, int n, const float* q,
+                                 std::size_t q_stride, int heads, float scale, float* scores, std::size_t scores_stride);
+using KvScoresHeadsFn = KvScoresHeadsKernel*;
 
 // The run kernels of a format from its row kernels, for formats with no tiled kernel. Inlined
 // where instantiated beside the row kernels.
@@ -63,6 +75,12 @@ struct KvFormatKernels {
   // within rounding and independent of the run). nullptr: the _avx2 pair serves.
   KvScoresFn scores_avx512;
   KvMixFn mix_avx512;
+  // AVX-512 mix of several heads at once (KvMixHeadsKernel): a single head's mix waits on its
+  // add chains (one add per position and column, in order), so the heads' chains interleave and
+  // share each row's load and conversion. nullptr: attention calls mix head by head.
+  KvMixHeadsFn mix_heads_avx512 = nullptr;
+  // The same for scores (KvScoresHeadsKernel): two heads share each row's load and conversion.
+  KvScoresHeadsFn scores_heads_avx512 = nullptr;
 };
 
 std::span<const KvFormatKernels> kv_format_kernels();
@@ -72,6 +90,9 @@ KvDotFn select_kv_dot(const KvFormatKernels& k, Isa isa);
 KvAxpyFn select_kv_axpy(const KvFormatKernels& k, Isa isa);
 KvScoresFn select_kv_scores(const KvFormatKernels& k, Isa isa);
 KvMixFn select_kv_mix(const KvFormatKernels& k, Isa isa);
+// The several-heads mix for `isa`, or nullptr (then select_kv_mix's column, head by head).
+KvMixHeadsFn select_kv_mix_heads(const KvFormatKernels& k, Isa isa);
+KvScoresHeadsFn select_kv_scores_heads(const KvFormatKernels& k, Isa isa);
 // Bytes of one stored row of kv_dim elements. REQUIRES: kv_dim a multiple of the block.
 std::uint64_t kv_row_bytes(TensorType type, int kv_dim);
 
@@ -98,5 +119,7 @@ KvMixKernel kv_mix_f32_avx2, kv_mix_f16_avx2, kv_mix_q8_0_avx2, kv_mix_q4_0_avx2
 // simd/avx512/kv_avx512.cpp (x86-64 builds only)
 KvScoresKernel kv_scores_f32_avx512, kv_scores_f16_avx512, kv_scores_q8_0_avx512, kv_scores_q4_0_avx512;
 KvMixKernel kv_mix_f32_avx512, kv_mix_f16_avx512, kv_mix_q8_0_avx512, kv_mix_q4_0_avx512;
+KvMixHeadsKernel kv_mix_heads_f32_avx512, kv_mix_heads_f16_avx512;
+KvScoresHeadsKernel kv_scores_heads_f32_avx512, kv_scores_heads_f16_avx512;
 
 }  // namespace trilemma::engine

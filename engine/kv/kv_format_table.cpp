@@ -26,10 +26,12 @@ void store_q4_0(const float* x, void* row, int n) { quantize_row_q4_0(x, row, n)
 constexpr std::array k_rows = {
     KvFormatKernels{TensorType::f32, store_f32, kv_dot_f32_ref, kv_axpy_f32_ref, kv_dot_f32_avx2, TRILEMMA_AVX2(kv_axpy_f32_avx2),
                     kv_scores_by_row<kv_dot_f32_ref>, kv_mix_by_row<kv_axpy_f32_ref>, TRILEMMA_AVX2(kv_scores_f32_avx2),
-                    TRILEMMA_AVX2(kv_mix_f32_avx2), TRILEMMA_AVX512(kv_scores_f32_avx512), TRILEMMA_AVX512(kv_mix_f32_avx512)},
+                    TRILEMMA_AVX2(kv_mix_f32_avx2), TRILEMMA_AVX512(kv_scores_f32_avx512), TRILEMMA_AVX512(kv_mix_f32_avx512),
+                    TRILEMMA_AVX512(kv_mix_heads_f32_avx512), TRILEMMA_AVX512(kv_scores_heads_f32_avx512)},
     KvFormatKernels{TensorType::f16, store_f16, kv_dot_f16_ref, kv_axpy_f16_ref, kv_dot_f16_avx2, TRILEMMA_AVX2(kv_axpy_f16_avx2),
                     kv_scores_by_row<kv_dot_f16_ref>, kv_mix_by_row<kv_axpy_f16_ref>, TRILEMMA_AVX2(kv_scores_f16_avx2),
-                    TRILEMMA_AVX2(kv_mix_f16_avx2), TRILEMMA_AVX512(kv_scores_f16_avx512), TRILEMMA_AVX512(kv_mix_f16_avx512)},
+                    TRILEMMA_AVX2(kv_mix_f16_avx2), TRILEMMA_AVX512(kv_scores_f16_avx512), TRILEMMA_AVX512(kv_mix_f16_avx512),
+                    TRILEMMA_AVX512(kv_mix_heads_f16_avx512), TRILEMMA_AVX512(kv_scores_heads_f16_avx512)},
     KvFormatKernels{TensorType::q8_0, store_q8_0, kv_dot_q8_0_ref, kv_axpy_q8_0_ref, TRILEMMA_AVX2(kv_dot_q8_0_avx2),
                     TRILEMMA_AVX2(kv_axpy_q8_0_avx2), kv_scores_by_row<kv_dot_q8_0_ref>, kv_mix_by_row<kv_axpy_q8_0_ref>,
                     TRILEMMA_AVX2(kv_scores_q8_0_avx2), TRILEMMA_AVX2(kv_mix_q8_0_avx2), TRILEMMA_AVX512(kv_scores_q8_0_avx512),
@@ -66,6 +68,11 @@ KvScoresFn select_kv_scores(const KvFormatKernels& k, Isa isa) {
 }
 KvMixFn select_kv_mix(const KvFormatKernels& k, Isa isa) {
   return isa == Isa::avx512vnni && k.mix_avx512 != nullptr ? k.mix_avx512 : pick(k.mix_avx2, k.mix_ref, isa);
+}
+
+KvMixHeadsFn select_kv_mix_heads(const KvFormatKernels& k, Isa isa) { return isa == Isa::avx512vnni ? k.mix_heads_avx512 : nullptr; }
+KvScoresHeadsFn select_kv_scores_heads(const KvFormatKernels& k, Isa isa) {
+  return isa == Isa::avx512vnni ? k.scores_heads_avx512 : nullptr;
 }
 
 std::uint64_t kv_row_bytes(TensorType type, int kv_dim) { return tensor_bytes(type, std::uint64_t(kv_dim)); }

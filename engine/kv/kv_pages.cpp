@@ -28,6 +28,8 @@ PagedKvBase::PagedKvBase(const KvConfig& c, int page_positions)
       m_format(*find_kv_format(c.format)),
       m_scores(select_kv_scores(m_format, c.isa)),
       m_mix(select_kv_mix(m_format, c.isa)),
+      m_mix_heads(select_kv_mix_heads(m_format, c.isa)),
+      m_scores_heads(select_kv_scores_heads(m_format, c.isa)),
       m_softmax(select_softmax(c.isa)) {}
 
 std::byte* PagedKvBase::new_page() {
@@ -71,18 +73,23 @@ void PagedKvBase::attend(int layer, int head, int heads, int n_pos, const float*
   const std::size_t hd = std::size_t(m_head_dim);
   int n = 0;
   for (const Run& r : runs) {
-    for (int h = 0; h < heads; ++h)
-      m_scores(r.k, m_row_bytes, r.count, first, m_head_dim, q + std::size_t(h) * hd, scale,
-               scratch.scores.data() + std::size_t(h) * std::size_t(m_capacity) + std::size_t(n));
+    float* scores = scratch.scores.data() + std::size_t(n);
+    if (m_scores_heads != nullptr)
+      m_scores_heads(r.k, m_row_bytes, r.count, first, m_head_dim, q, hd, heads, scale, scores, std::size_t(m_capacity));
+    else
+      for (int h = 0; h < heads; ++h)
+        m_scores(r.k, m_row_bytes, r.count, first, m_head_dim, q + std::size_t(h) * hd, scale, scores + std::size_t(h) * std::size_t(m_capacity));
     n += r.count;
   }
   for (int h = 0; h < heads; ++h) m_softmax(scratch.scores.data() + std::size_t(h) * std::size_t(m_capacity), n);
   std::fill(out, out + std::size_t(heads) * hd, 0.0f);
   int t = 0;
   for (const Run& r : runs) {
-    for (int h = 0; h < heads; ++h)
-      m_mix(r.v, m_row_bytes, r.count, first, m_head_dim, scratch.scores.data() + std::size_t(h) * std::size_t(m_capacity) + std::size_t(t),
-            out + std::size_t(h) * hd);
+    const float* w = scratch.scores.data() + std::size_t(t);
+    if (m_mix_heads != nullptr) m_mix_heads(r.v, m_row_bytes, r.count, first, m_head_dim, w, std::size_t(m_capacity), heads, out, hd);
+    else
+      for (int h = 0; h < heads; ++h)
+        m_mix(r.v, m_row_bytes, r.count, first, m_head_dim, w + std::size_t(h) * std::size_t(m_capacity), out + std::size_t(h) * hd);
     t += r.count;
   }
 }

@@ -49,6 +49,8 @@ class PagedKvBase : public KvCache {
   const KvFormatKernels& m_format;
   KvScoresFn m_scores;  // per run of positions
   KvMixFn m_mix;
+  KvMixHeadsFn m_mix_heads;  // nullptr: m_mix head by head
+  KvScoresHeadsFn m_scores_heads;  // nullptr: m_scores head by head
   SoftmaxFn m_softmax;
   int m_filled = 0;  // 1 + the highest position stored since reset
   std::uint64_t m_allocated = 0;

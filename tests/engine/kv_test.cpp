@@ -179,6 +179,54 @@ TEST_CASE("kv::kv_format_kernels: run kernels equal their row kernels; a positio
   }
 }
 
+TEST_CASE("kv::kv_format_kernels: the several-heads scores and mix equal the one-head kernels head by head, bit for bit", "[kv]") {
+  if (detect_isa() != Isa::avx512vnni) {
+    WARN("skipped: no AVX-512 on this CPU (" << isa_name(detect_isa()) << "), so the several-heads mix cannot run");
+    return;
+  }
+  int checked = 0;
+  for (const KvFormatKernels& k : kv_format_kernels()) {
+    CHECK(select_kv_mix_heads(k, Isa::avx2) == nullptr);
+    CHECK(select_kv_scores_heads(k, Isa::avx2) == nullptr);
+    CHECK((k.mix_heads_avx512 == nullptr) == (k.scores_heads_avx512 == nullptr));
+    if (k.mix_heads_avx512 == nullptr) continue;
+    CAPTURE(info(k.type).name);
+    CHECK(select_kv_mix_heads(k, Isa::avx512vnni) == k.mix_heads_avx512);
+    CHECK(select_kv_scores_heads(k, Isa::avx512vnni) == k.scores_heads_avx512);
+    const int kv_dim = 256, rows = 37;
+    const std::size_t row_bytes = kv_row_bytes(k.type, kv_dim), w_stride = 41, out_stride = 200;
+    std::vector<std::byte> store(row_bytes * rows);
+    for (int r = 0; r < rows; ++r) k.store_row(normal(kv_dim, 700 + std::uint32_t(r)).data(), store.data() + std::size_t(r) * row_bytes, kv_dim);
+    const auto w = normal(8 * w_stride, 77);
+    const std::size_t q_stride = 131;  // queries of up to 128 elements, not 64-byte aligned
+    const auto q = normal(8 * q_stride, 78);
+    // 64-column blocks, a 16-column tail, a width that is not a multiple of 16 (the AVX2 path),
+    // and head counts past one group of four (mix) and odd (scores: pairs and one alone).
+    for (auto [first, n] : {std::pair{0, 64}, {64, 128}, {128, 80}, {192, 48}, {32, 40}}) {
+      for (int heads : {1, 3, 4, 6}) {
+        for (int count : {0, 1, 9, 37}) {
+          CAPTURE(first, n, heads, count);
+          const auto start = normal(8 * out_stride, 99);
+          std::vector<float> want(start), got(start);
+          for (int h = 0; h < heads; ++h)
+            k.mix_avx512(store.data(), row_bytes, count, first, n, w.data() + std::size_t(h) * w_stride, want.data() + std::size_t(h) * out_stride);
+          k.mix_heads_avx512(store.data(), row_bytes, count, first, n, w.data(), w_stride, heads, got.data(), out_stride);
+          CHECK(std::memcmp(want.data(), got.data(), want.size() * sizeof(float)) == 0);
+          // scores: the scores at out's layout.
+          std::vector<float> want_s(start), got_s(start);
+          for (int h = 0; h < heads; ++h)
+            k.scores_avx512(store.data(), row_bytes, count, first, n, q.data() + std::size_t(h) * q_stride, 2.5f,
+                            want_s.data() + std::size_t(h) * out_stride);
+          k.scores_heads_avx512(store.data(), row_bytes, count, first, n, q.data(), q_stride, heads, 2.5f, got_s.data(), out_stride);
+          CHECK(std::memcmp(want_s.data(), got_s.data(), want_s.size() * sizeof(float)) == 0);
+        }
+      }
+    }
+    ++checked;
+  }
+  CHECK(checked == 2);  // f32, f16
+}
+
 TEST_CASE("kv::make_kv_cache: invalid combinations are errors naming the option", "[kv]") {
   auto c = config(TensorType::bf16, KvStrategy::contiguous, 16);
   auto r = make_kv_cache(c);

@@ -15,6 +15,7 @@
 // attention took half the time (docs/performance.md, session 20).
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 
@@ -92,6 +93,53 @@ void scores_tiled(const std::byte* rows, std::size_t row_bytes, int count, int f
   }
 }
 
+// scores_tiled for two heads at once: each row's 16-element piece loads (and converts) once for
+// both; every score takes scores_tiled's FMAs in its order, its fold and its tree, so each
+// head's bits are its own scores'.
+template <class L>
+void scores_two_heads(const std::byte* rows, std::size_t row_bytes, int count, int first, int n, const float* q0, const float* q1,
+                      float scale, float* s0, float* s1) {
+  const __m256 vscale = _mm256_set1_ps(scale);
+  int r = 0;
+  for (; r + 8 <= count; r += 8) {
+#pragma GCC unroll 8
+    for (int p = 0; p < 8; ++p) prefetch_row<L>(rows, row_bytes, r + p, count, first, n);
+    __m512 a0[8], a1[8];
+    const typename L::Elem* k[8];
+#pragma GCC unroll 8
+    for (int p = 0; p < 8; ++p) a0[p] = a1[p] = _mm512_setzero_ps(), k[p] = row_at<L>(rows, row_bytes, r + p, first);
+    for (int j = 0; j < n; j += 16) {
+      const __m512 qv0 = _mm512_loadu_ps(q0 + j), qv1 = _mm512_loadu_ps(q1 + j);
+#pragma GCC unroll 8
+      for (int p = 0; p < 8; ++p) {
+        const __m512 x = L::load(k[p] + j);
+        a0[p] = _mm512_fmadd_ps(qv0, x, a0[p]);
+        a1[p] = _mm512_fmadd_ps(qv1, x, a1[p]);
+      }
+    }
+    __m256 h0[8], h1[8];
+#pragma GCC unroll 8
+    for (int p = 0; p < 8; ++p) h0[p] = fold(a0[p]), h1[p] = fold(a1[p]);
+    _mm256_storeu_ps(s0 + r, _mm256_div_ps(sum8(h0), vscale));
+    _mm256_storeu_ps(s1 + r, _mm256_div_ps(sum8(h1), vscale));
+  }
+  if (r < count) {  // the run's last < 8 positions: scores_tiled's one-at-a-time path, per head
+    scores_tiled<L>(rows + std::size_t(r) * row_bytes, row_bytes, count - r, first, n, q0, scale, s0 + r);
+    scores_tiled<L>(rows + std::size_t(r) * row_bytes, row_bytes, count - r, first, n, q1, scale, s1 + r);
+  }
+}
+
+// Heads in pairs (the odd one alone through scores_tiled). REQUIRES: n % 16 == 0.
+template <class L>
+void scores_heads(const std::byte* rows, std::size_t row_bytes, int count, int first, int n, const float* q, std::size_t q_stride,
+                  int heads, float scale, float* scores, std::size_t scores_stride) {
+  int h = 0;
+  for (; h + 2 <= heads; h += 2)
+    scores_two_heads<L>(rows, row_bytes, count, first, n, q + std::size_t(h) * q_stride, q + std::size_t(h + 1) * q_stride, scale,
+                        scores + std::size_t(h) * scores_stride, scores + std::size_t(h + 1) * scores_stride);
+  if (h < heads) scores_tiled<L>(rows, row_bytes, count, first, n, q + std::size_t(h) * q_stride, scale, scores + std::size_t(h) * scores_stride);
+}
+
 template <class L>
 int mix_tiled(const std::byte* rows, std::size_t row_bytes, int count, int first, int n, const float* w, float* out) {
   int j = 0;
@@ -116,6 +164,58 @@ int mix_tiled(const std::byte* rows, std::size_t row_bytes, int count, int first
     _mm512_storeu_ps(out + j, acc);
   }
   return j;  // columns done; the caller's AVX2 column takes the rest
+}
+
+// mix_tiled for `heads` (1..4) heads at once, on 64-column blocks: each row's 64 columns load
+// (and convert) once; every head's four accumulators take the same multiply-then-add in position
+// order as mix_tiled's, so each head's bits are its own mix's.
+template <class L, int heads>
+void mix_heads_tiled(const std::byte* rows, std::size_t row_bytes, int count, int first, int n, const float* w, std::size_t w_stride,
+                     float* out, std::size_t out_stride) {
+  for (int j = 0; j + 64 <= n; j += 64) {
+    __m512 acc[heads][4];
+#pragma GCC unroll 4
+    for (int h = 0; h < heads; ++h)
+#pragma GCC unroll 4
+      for (int c = 0; c < 4; ++c) acc[h][c] = _mm512_loadu_ps(out + std::size_t(h) * out_stride + std::size_t(j + 16 * c));
+    for (int r = 0; r < count; ++r) {
+      if (j == 0) prefetch_row<L>(rows, row_bytes, r, count, first, n);
+      const typename L::Elem* v = row_at<L>(rows, row_bytes, r, first) + j;
+      __m512 x[4];
+#pragma GCC unroll 4
+      for (int c = 0; c < 4; ++c) x[c] = L::load(v + 16 * c);
+#pragma GCC unroll 4
+      for (int h = 0; h < heads; ++h) {
+        const __m512 a = _mm512_set1_ps(w[std::size_t(h) * w_stride + std::size_t(r)]);
+#pragma GCC unroll 4
+        for (int c = 0; c < 4; ++c) acc[h][c] = _mm512_add_ps(acc[h][c], _mm512_mul_ps(a, x[c]));
+      }
+    }
+#pragma GCC unroll 4
+    for (int h = 0; h < heads; ++h)
+#pragma GCC unroll 4
+      for (int c = 0; c < 4; ++c) _mm512_storeu_ps(out + std::size_t(h) * out_stride + std::size_t(j + 16 * c), acc[h][c]);
+  }
+}
+
+// Heads in groups of four; columns past the last 64-column block through the one-head kernel.
+template <class L, KvMixKernel one_head>
+void mix_heads(const std::byte* rows, std::size_t row_bytes, int count, int first, int n, const float* w, std::size_t w_stride,
+               int heads, float* out, std::size_t out_stride) {
+  for (int h0 = 0; h0 < heads; h0 += 4) {
+    const float* wh = w + std::size_t(h0) * w_stride;
+    float* oh = out + std::size_t(h0) * out_stride;
+    switch (std::min(4, heads - h0)) {
+      case 1: mix_heads_tiled<L, 1>(rows, row_bytes, count, first, n, wh, w_stride, oh, out_stride); break;
+      case 2: mix_heads_tiled<L, 2>(rows, row_bytes, count, first, n, wh, w_stride, oh, out_stride); break;
+      case 3: mix_heads_tiled<L, 3>(rows, row_bytes, count, first, n, wh, w_stride, oh, out_stride); break;
+      default: mix_heads_tiled<L, 4>(rows, row_bytes, count, first, n, wh, w_stride, oh, out_stride); break;
+    }
+  }
+  const int done = n / 64 * 64;
+  if (done < n)
+    for (int h = 0; h < heads; ++h)
+      one_head(rows, row_bytes, count, first + done, n - done, w + std::size_t(h) * w_stride, out + std::size_t(h) * out_stride + done);
 }
 
 // q8_0/q4_0 on slices of whole blocks: a block's 32 codes as two 16-lane float vectors.
@@ -229,6 +329,28 @@ void kv_mix_f32_avx512(const std::byte* rows, std::size_t row_bytes, int count, 
 void kv_mix_f16_avx512(const std::byte* rows, std::size_t row_bytes, int count, int first, int n, const float* w, float* out) {
   const int done = mix_tiled<LoadF16>(rows, row_bytes, count, first, n, w, out);
   if (done < n) kv_mix_f16_avx2(rows, row_bytes, count, first + done, n - done, w, out + done);
+}
+void kv_scores_heads_f32_avx512(const std::byte* rows, std::size_t row_bytes, int count, int first, int n, const float* q,
+                                std::size_t q_stride, int heads, float scale, float* scores, std::size_t scores_stride) {
+  if (n % 16 != 0)
+    for (int h = 0; h < heads; ++h)
+      kv_scores_f32_avx2(rows, row_bytes, count, first, n, q + std::size_t(h) * q_stride, scale, scores + std::size_t(h) * scores_stride);
+  else scores_heads<LoadF32>(rows, row_bytes, count, first, n, q, q_stride, heads, scale, scores, scores_stride);
+}
+void kv_scores_heads_f16_avx512(const std::byte* rows, std::size_t row_bytes, int count, int first, int n, const float* q,
+                                std::size_t q_stride, int heads, float scale, float* scores, std::size_t scores_stride) {
+  if (n % 16 != 0)
+    for (int h = 0; h < heads; ++h)
+      kv_scores_f16_avx2(rows, row_bytes, count, first, n, q + std::size_t(h) * q_stride, scale, scores + std::size_t(h) * scores_stride);
+  else scores_heads<LoadF16>(rows, row_bytes, count, first, n, q, q_stride, heads, scale, scores, scores_stride);
+}
+void kv_mix_heads_f32_avx512(const std::byte* rows, std::size_t row_bytes, int count, int first, int n, const float* w,
+                             std::size_t w_stride, int heads, float* out, std::size_t out_stride) {
+  mix_heads<LoadF32, kv_mix_f32_avx512>(rows, row_bytes, count, first, n, w, w_stride, heads, out, out_stride);
+}
+void kv_mix_heads_f16_avx512(const std::byte* rows, std::size_t row_bytes, int count, int first, int n, const float* w,
+                             std::size_t w_stride, int heads, float* out, std::size_t out_stride) {
+  mix_heads<LoadF16, kv_mix_f16_avx512>(rows, row_bytes, count, first, n, w, w_stride, heads, out, out_stride);
 }
 
 void kv_scores_q8_0_avx512(const std::byte* rows, std::size_t row_bytes, int count, int first, int n, const float* q, float scale,
