@@ -129,10 +129,16 @@ void scores_two_heads(const std::byte* rows, std::size_t row_bytes, int count, i
   }
 }
 
-// Heads in pairs (the odd one alone through scores_tiled). REQUIRES: n % 16 == 0.
-template <class L>
+// Heads in pairs (the odd one alone through scores_tiled); heads that are not a multiple of 16
+// wide through the AVX2 column, head by head, as the one-head kernel does.
+template <class L, KvScoresKernel avx2>
 void scores_heads(const std::byte* rows, std::size_t row_bytes, int count, int first, int n, const float* q, std::size_t q_stride,
                   int heads, float scale, float* scores, std::size_t scores_stride) {
+  if (n % 16 != 0) {
+    for (int h = 0; h < heads; ++h)
+      avx2(rows, row_bytes, count, first, n, q + std::size_t(h) * q_stride, scale, scores + std::size_t(h) * scores_stride);
+    return;
+  }
   int h = 0;
   for (; h + 2 <= heads; h += 2)
     scores_two_heads<L>(rows, row_bytes, count, first, n, q + std::size_t(h) * q_stride, q + std::size_t(h + 1) * q_stride, scale,
@@ -332,17 +338,11 @@ void kv_mix_f16_avx512(const std::byte* rows, std::size_t row_bytes, int count, 
 }
 void kv_scores_heads_f32_avx512(const std::byte* rows, std::size_t row_bytes, int count, int first, int n, const float* q,
                                 std::size_t q_stride, int heads, float scale, float* scores, std::size_t scores_stride) {
-  if (n % 16 != 0)
-    for (int h = 0; h < heads; ++h)
-      kv_scores_f32_avx2(rows, row_bytes, count, first, n, q + std::size_t(h) * q_stride, scale, scores + std::size_t(h) * scores_stride);
-  else scores_heads<LoadF32>(rows, row_bytes, count, first, n, q, q_stride, heads, scale, scores, scores_stride);
+  scores_heads<LoadF32, kv_scores_f32_avx2>(rows, row_bytes, count, first, n, q, q_stride, heads, scale, scores, scores_stride);
 }
 void kv_scores_heads_f16_avx512(const std::byte* rows, std::size_t row_bytes, int count, int first, int n, const float* q,
                                 std::size_t q_stride, int heads, float scale, float* scores, std::size_t scores_stride) {
-  if (n % 16 != 0)
-    for (int h = 0; h < heads; ++h)
-      kv_scores_f16_avx2(rows, row_bytes, count, first, n, q + std::size_t(h) * q_stride, scale, scores + std::size_t(h) * scores_stride);
-  else scores_heads<LoadF16>(rows, row_bytes, count, first, n, q, q_stride, heads, scale, scores, scores_stride);
+  scores_heads<LoadF16, kv_scores_f16_avx2>(rows, row_bytes, count, first, n, q, q_stride, heads, scale, scores, scores_stride);
 }
 void kv_mix_heads_f32_avx512(const std::byte* rows, std::size_t row_bytes, int count, int first, int n, const float* w,
                              std::size_t w_stride, int heads, float* out, std::size_t out_stride) {
