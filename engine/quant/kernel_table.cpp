@@ -145,8 +145,12 @@ Isa dot_isa(const FormatKernels& k, Isa isa) {
 TileFn select_tile(const FormatKernels& k, Isa isa) { return isa == Isa::avx512vnni ? k.tile_x4_avx512 : nullptr; }
 
 bool amx_tiles() {
-  const char* env = std::getenv("TRILEMMA_AMX");
-  return cpu_features().amx_int8 && !(env != nullptr && std::strcmp(env, "0") == 0);
+  // Read once, like cpu_features(): select_strip runs on every matmul call.
+  static const bool on = [] {
+    const char* env = std::getenv("TRILEMMA_AMX");
+    return cpu_features().amx_int8 && !(env != nullptr && std::strcmp(env, "0") == 0);
+  }();
+  return on;
 }
 
 StripFn select_strip(const FormatKernels& k, Isa isa) {

@@ -68,7 +68,7 @@ TileFn select_tile(const FormatKernels& k, Isa isa);
 // The x16 strip kernel for `isa`, or nullptr: the AMX column when amx_tiles() and the row has one.
 StripFn select_strip(const FormatKernels& k, Isa isa);
 // Whether the strips run on AMX tiles: cpu_features().amx_int8, unless TRILEMMA_AMX=0 (for A/B
-// measurements against the VNNI strips, whose results are the same bits).
+// measurements against the VNNI strips, whose results are the same bits); read once per process.
 bool amx_tiles();
 // The rows x tokens kernel for `isa`, or nullptr (then the matmul calls the dot per row and token).
 RowsFn select_rows(const FormatKernels& k, Isa isa);

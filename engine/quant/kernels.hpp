@@ -132,7 +132,7 @@ void strip_q8_0_x16_avx512vnni(const std::uint8_t* codes, const std::uint16_t* s
 
 // engine/simd/amx/strip_amx.cpp (AMX-INT8 + AVX-512; x86-64 builds only, called only when
 // cpu_features().amx_int8): the strip kernels on the tile unit, bit for bit the VNNI strips'
-// results (below 4 tokens they are the VNNI strips).
+// results (below 8 tokens for q8_0 and 16 for q4_0 they are the VNNI strips).
 void strip_q4_0_x16_amx(const std::uint8_t* codes, const std::uint16_t* scales, std::int64_t blocks, int strips,
                         const Q8Panel& panel, int t0, int nt, float* out, std::size_t out_stride);
 void strip_q8_0_x16_amx(const std::uint8_t* codes, const std::uint16_t* scales, std::int64_t blocks, int strips,

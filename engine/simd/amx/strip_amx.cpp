@@ -10,7 +10,7 @@
 //               r's codes 4q..4q+3), exactly the "4 bytes per column" order TDPBSSD reads.
 //   C: 16 tokens x 16 rows of exact int32 block dots, stored, then scaled by the vector units.
 // Blocks run outermost for a pair of strips: each block's two B tiles load once and serve every
-// slab of up to 64 tokens (Q4_0 blocks are widened to that Q8_0 form, nibble - 8, in L1 just
+// 16-token slab of a pass of up to 64 tokens (Q4_0 blocks are widened to that Q8_0 form, nibble - 8, in L1 just
 // before), each slab's A tile serves both strips, and a slab's sums are stored while the previous
 // slab's are scaled.
 // The block's scales are applied as in the VNNI kernel, to the same int32 sums, in the same
