@@ -246,7 +246,7 @@ Status compare_with_baseline(Report& report, const std::string& text, const std:
     return make_error(ErrorKind::input, file, where, message);
   };
   TRILEMMA_TRY(j, io::parse_json(text, file));
-  if (!j.is_object() || j.value("schema", "") != "trilemma.gate")
+  if (!j.is_object() || j.value("schema", nlohmann::json()) != "trilemma.gate")
     return bad("schema", "not a trilemma gate report (expected \"schema\": \"trilemma.gate\", from `gate --json`)");
   if (!j.contains("results") || !j["results"].is_array()) return bad("results", "missing or not a list");
   report.baseline = file;

@@ -206,7 +206,7 @@ json plan_to_json(const PlanResult& r, const models::Model& model, const devices
 namespace {
 
 Result<PlanDocument> read_plan_document(const json& j, const std::string& file) {
-  if (!j.is_object() || j.value("schema", "") != "trilemma.plan")
+  if (!j.is_object() || j.value("schema", json()) != "trilemma.plan")
     return bad(file, "schema", "not a trilemma plan document (expected \"schema\": \"trilemma.plan\")");
   if (!j.contains("schema_version") || !j["schema_version"].is_number_integer())
     return bad(file, "schema_version", "missing");

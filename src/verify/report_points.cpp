@@ -173,11 +173,17 @@ Result<Measurement> measurement_from_json(const json& entry, const std::string& 
 
 Result<std::vector<ReportPoint>> report_points(const json& doc, const std::string& file, const std::string& model_id) {
   if (!doc.is_object()) return bad(file, "", "expected a trilemma report object");
-  const std::string schema = doc.value("schema", "");
-  if (doc.value("schema_version", 0) != 1) return bad(file, "schema_version", "unsupported report version");
-  if (schema == "trilemma.verify") return verify_points(doc, file, model_id);
-  if (schema == "trilemma.run") return run_point(doc, file, model_id);
-  return bad(file, "schema", "'" + schema + "' is not a measurement report (trilemma.verify or trilemma.run)");
+  // `value(key, default)` throws when the key holds another type ("draft": {...} where a name
+  // belongs): any field of the wrong type is a malformed report, not a crash.
+  try {
+    const std::string schema = doc.value("schema", "");
+    if (doc.value("schema_version", 0) != 1) return bad(file, "schema_version", "unsupported report version");
+    if (schema == "trilemma.verify") return verify_points(doc, file, model_id);
+    if (schema == "trilemma.run") return run_point(doc, file, model_id);
+    return bad(file, "schema", "'" + schema + "' is not a measurement report (trilemma.verify or trilemma.run)");
+  } catch (const json::exception& e) {
+    return bad(file, "", std::string("malformed report (a field of the wrong type): ") + e.what());
+  }
 }
 
 }  // namespace trilemma::verify

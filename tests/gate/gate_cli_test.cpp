@@ -118,6 +118,10 @@ TEST_CASE("cli gate --baseline: a regression beyond the margin fails and is repo
   CHECK(run("gate --budgets budgets.yaml --model qwen2.5-0.5b --baseline faster.json --margin-pct 60").code == 0);
   std::ofstream(dir / "broken.json") << "{\"schema\": \"trilemma.gate\", \"results\": 3}";
   CHECK(run("gate --budgets budgets.yaml --model qwen2.5-0.5b --baseline broken.json").code == 3);
+  std::ofstream(dir / "typed.json") << "{\"schema\": {\"name\": \"trilemma.gate\"}, \"results\": []}";
+  const auto typed = run("gate --budgets budgets.yaml --model qwen2.5-0.5b --baseline typed.json", true);
+  CHECK(typed.code == 3);
+  CHECK(typed.out.find("typed.json") != std::string::npos);
 }
 
 TEST_CASE("cli emit and plan --emit: files, JSON and bad input", "[cli][emitters]") {

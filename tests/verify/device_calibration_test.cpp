@@ -179,6 +179,19 @@ TEST_CASE("report_points: run and verify reports read back as engine points", "[
   auto broken = run;
   broken.erase("decode_tok_s");
   CHECK_THAT(verify::report_points(broken, "run.json").error().to_string(), Catch::Contains("malformed run report"));
+  // Fields of the wrong type (the fuzzer's find: "draft" an object, "model" a number) are
+  // malformed reports, not exceptions.
+  for (const auto& [key, value] : std::vector<std::pair<std::string, nlohmann::json>>{
+           {"draft", {{"format", "f32"}}}, {"model", 7}, {"schema", {1, 2}}, {"schema_version", "one"}}) {
+    auto typed = run;
+    typed[key] = value;
+    const auto r = verify::report_points(typed, "run.json");
+    REQUIRE_FALSE(r.ok());
+    CHECK_THAT(r.error().to_string(), Catch::Contains("run.json"));
+  }
+  auto kv_typed = run;
+  kv_typed["kv_config"]["strategy"] = 3;
+  CHECK_FALSE(verify::report_points(kv_typed, "run.json").ok());
   CHECK_THAT(verify::report_points({{"schema", "trilemma.plan"}, {"schema_version", 1}}, "p.json").error().to_string(),
              Catch::Contains("p.json:schema"));
 
