@@ -56,18 +56,22 @@ void Matmul::run(const float* x, int n, std::int64_t cols, std::span<const Matmu
     auto& buf = m_act[s];
     const std::size_t stride = act_row_bytes[std::size_t(s)];
     buf.resize(stride * std::size_t(n));
-    // Tiles read Q8_0 activations regrouped once into a panel (quant/q8_panel.hpp).
-    // x4 rows are multiples of 128, so cols / 32 is a multiple of 4 here.
-    const bool tiled = std::any_of(prepared.begin(), prepared.end(),
+    // Tiles and strips read Q8_0 activations regrouped once into a panel (quant/q8_panel.hpp);
+    // x4 rows are multiples of 128, so cols / 32 is a multiple of 4 here. The Q4_K strips read
+    // the Q8_K rows as they are.
+    Q8Panel& panel = m_panel[s];
+    const bool tiled = act_types[std::size_t(s)] == TensorType::q8_0 &&
+                       std::any_of(prepared.begin(), prepared.end(),
                                    [&](const Prepared& p) { return p.act == s && (p.tile != nullptr || p.strip != nullptr); });
-    if (tiled) resize_q8_panel(m_panel, n, cols / k_qk8_0), m_panel.rows = buf.data(), m_panel.row_stride = stride;
+    if (tiled) resize_q8_panel(panel, n, cols / k_qk8_0);
+    panel.tokens = n, panel.rows = buf.data(), panel.row_stride = stride;
     const QuantizeRowFn quantize = select_quantize(ak, m_isa);
     const PackPanelTokenFn pack_token = select_pack_q8_panel_token(m_isa);
     m_pool.parallel_for(n, 4, [&](std::int64_t begin, std::int64_t end) {
       for (std::int64_t t = begin; t < end; ++t) {
         std::byte* row = buf.data() + std::size_t(t) * stride;
         quantize(x + std::size_t(t) * std::size_t(cols), row, cols);
-        if (tiled) pack_token(row, int(t), m_panel);
+        if (tiled) pack_token(row, int(t), panel);
       }
     });
   }
@@ -83,14 +87,14 @@ void Matmul::run(const float* x, int n, std::int64_t cols, std::span<const Matmu
       if (p.strip != nullptr) {
         const std::int64_t blocks = cols / 32, strip0 = first / k_x16_rows;
         p.strip(p.codes + std::size_t(strip0) * x16_strip_code_bytes(p.row_bytes, blocks), p.scales + std::size_t(strip0 * k_x16_rows * blocks),
-                blocks, int((last - first) / k_x16_rows), m_panel, 0, n, p.y + std::size_t(first), rows);
+                blocks, int((last - first) / k_x16_rows), m_panel[p.act], 0, n, p.y + std::size_t(first), rows);
         continue;
       }
       if (p.tile != nullptr) {
         const std::size_t scale_stride = std::size_t(cols / 32);
         for (int t = 0; t < n; t += 8)
           p.tile(p.codes + std::size_t(first) * p.code_bytes, p.code_bytes, p.scales + std::size_t(first) * scale_stride,
-                 scale_stride, int(last - first), m_panel, t, std::min(8, n - t), p.y + std::size_t(t) * rows + std::size_t(first),
+                 scale_stride, int(last - first), m_panel[p.act], t, std::min(8, n - t), p.y + std::size_t(t) * rows + std::size_t(first),
                  rows);
         continue;
       }
@@ -134,8 +138,9 @@ namespace trilemma::engine {
 std::uint64_t Matmul::scratch_bytes() const {
   std::uint64_t act = 0;
   for (const auto& a : m_act) act += a.capacity();
-  return act + m_panel.s8.capacity() + m_panel.u8.capacity() +
-         4 * (m_panel.init.capacity() + m_panel.dy.capacity() + m_panel.zero.capacity());
+  for (const Q8Panel& p : m_panel)
+    act += p.s8.capacity() + p.u8.capacity() + 4 * (p.init.capacity() + p.dy.capacity() + p.zero.capacity());
+  return act;
 }
 
 }  // namespace trilemma::engine

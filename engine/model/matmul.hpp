@@ -35,7 +35,9 @@ class Matmul {
   // q8_0 (32-element formats), q8_k (k-quants); a file may mix all three in one call.
   static constexpr int k_max_activation_formats = 3;
   std::vector<std::byte> m_act[k_max_activation_formats];
-  Q8Panel m_panel;                  // the Q8_0 activations regrouped for tile kernels
+  // Per activation format: Q8_0 activations regrouped for the tiles and strips; for Q8_K (the
+  // Q4_K strips) only its `rows`, the quantized activations themselves.
+  Q8Panel m_panel[k_max_activation_formats];
 };
 
 }  // namespace trilemma::engine

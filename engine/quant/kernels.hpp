@@ -21,7 +21,8 @@ using TileFn = void (*)(const std::uint8_t* codes, std::size_t code_stride, cons
 
 // `strips` consecutive strips of 16 weight rows in the x16 layout (x16_layout.hpp: strip s's
 // codes at codes + s * x16_strip_code_bytes(row bytes, blocks), its scales at scales + s * 16 * blocks)
-// against tokens t0 .. t0 + nt - 1 of a Q8 panel (any nt: the kernel takes them in slabs of 8
+// against tokens t0 .. t0 + nt - 1 of a Q8 panel (Q8_0 formats read its packed arrays; Q4_K,
+// whose activations are Q8_K, reads only its `rows`) (any nt: the kernel takes them in slabs of 8
 // and keeps a few strips in L2 across the slabs): out[r + j * out_stride] = dot(row r, token
 // t0 + j) for the strips' 16 * strips rows.
 using StripFn = void (*)(const std::uint8_t* codes, const std::uint16_t* scales, std::int64_t blocks, int strips,
@@ -129,6 +130,9 @@ void strip_q4_0_x16_avx512vnni(const std::uint8_t* codes, const std::uint16_t* s
                                const Q8Panel& panel, int t0, int nt, float* out, std::size_t out_stride);
 void strip_q8_0_x16_avx512vnni(const std::uint8_t* codes, const std::uint16_t* scales, std::int64_t blocks, int strips,
                                const Q8Panel& panel, int t0, int nt, float* out, std::size_t out_stride);
+// engine/simd/avx512/strip_k_avx512vnni.cpp (the same; Q4_K against the Q8_K rows of panel.rows)
+void strip_q4_k_x16_avx512vnni(const std::uint8_t* codes, const std::uint16_t* scales, std::int64_t blocks, int strips,
+                               const Q8Panel& panel, int t0, int nt, float* out, std::size_t out_stride);
 
 // engine/simd/amx/strip_amx.cpp (AMX-INT8 + AVX-512; x86-64 builds only, called only when
 // cpu_features().amx_int8): the strip kernels on the tile unit, bit for bit the VNNI strips'
@@ -136,6 +140,9 @@ void strip_q8_0_x16_avx512vnni(const std::uint8_t* codes, const std::uint16_t* s
 void strip_q4_0_x16_amx(const std::uint8_t* codes, const std::uint16_t* scales, std::int64_t blocks, int strips,
                         const Q8Panel& panel, int t0, int nt, float* out, std::size_t out_stride);
 void strip_q8_0_x16_amx(const std::uint8_t* codes, const std::uint16_t* scales, std::int64_t blocks, int strips,
+                        const Q8Panel& panel, int t0, int nt, float* out, std::size_t out_stride);
+// engine/simd/amx/strip_k_amx.cpp (the same for Q4_K; below 16 tokens the VNNI strips)
+void strip_q4_k_x16_amx(const std::uint8_t* codes, const std::uint16_t* scales, std::int64_t blocks, int strips,
                         const Q8Panel& panel, int t0, int nt, float* out, std::size_t out_stride);
 
 // engine/simd/avx512/dot_k_avx512vnni.cpp (AVX-512 F/BW/VL + VNNI; x86-64 builds only)

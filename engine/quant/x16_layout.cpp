@@ -21,6 +21,28 @@ void pack_strip(const std::byte* rows, std::size_t row_bytes, std::uint8_t* code
 
 }  // namespace
 
+void pack_strip_q4_k_x16(const std::byte* rows, std::size_t row_bytes, std::uint8_t* codes, std::uint16_t* scales,
+                         std::int64_t n) {
+  for (std::int64_t b = 0; b < n / k_qk_k; ++b, codes += k_x16_rows * sizeof(BlockQ4K::qs), scales += 8 * k_x16_rows) {
+    auto* fields = reinterpret_cast<std::uint8_t*>(scales + 2 * k_x16_rows);  // 3 vectors of 16 words
+    for (int r = 0; r < k_x16_rows; ++r) {
+      const auto& block = reinterpret_cast<const BlockQ4K*>(rows + std::size_t(r) * row_bytes)[b];
+      scales[r] = block.d;
+      scales[k_x16_rows + r] = block.dmin;
+      for (int k = 0; k < int(sizeof(block.qs)) / 4; ++k) std::memcpy(codes + 64 * k + 4 * r, block.qs + 4 * k, 4);
+      std::uint32_t words[4];
+      k_scales_mins(block.scales, words);
+      std::uint8_t value[16];
+      std::memcpy(value, words, 16);
+      for (int v = 0; v < 3; ++v) {
+        std::uint32_t word = std::uint32_t((value[15] >> (2 * v)) & 3u) << 30;
+        for (int i = 0; i < 5; ++i) word |= std::uint32_t(value[5 * v + i]) << (6 * i);
+        std::memcpy(fields + 64 * v + 4 * r, &word, 4);
+      }
+    }
+  }
+}
+
 void pack_strip_q4_0_x16(const std::byte* rows, std::size_t row_bytes, std::uint8_t* codes, std::uint16_t* scales,
                          std::int64_t n) {
   pack_strip<BlockQ4_0>(rows, row_bytes, codes, scales, n);

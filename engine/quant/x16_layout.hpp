@@ -8,8 +8,16 @@
 //          bytes 4k..4k+3 (low nibbles: codes 4k..4k+3, high nibbles: codes 16+4k..16+4k+3)
 //          Q8_0: [strips][blocks][8][16 rows][4 bytes]: zmm k, lane r = row r's codes 4k..4k+3
 //   scales [strips][blocks][16]: fp16 d of the block in rows 0..15, after all the codes
+//   Q4_K (super-blocks of 256, simd/avx512/strip_k_avx512vnni.cpp): the same 2 bytes per 32
+//          weights split the same way. Codes [strips][super-blocks][4 chunks][8][16 rows][4 bytes]:
+//          vector p of chunk c, lane r = row r's ggml bytes 32c + 4p..32c + 4p + 3 (low nibbles:
+//          codes 64c + 4p.., sub-block 2c; high nibbles: 64c + 32 + 4p.., sub-block 2c + 1).
+//          The "scales" of a super-block, 16 rows x 16 bytes: fp16 d [16], fp16 dmin [16], then
+//          three vectors of 6-bit fields, lane r = row r's values 5v..5v + 4 (values 0-7 the
+//          sub-block scales, 8-15 the mins) at bits 6i, and 2 bits of value 15 at bits 30-31
+//          (bits 2v, 2v + 1 of it), so a shift and a mask give a value in every lane.
 // Same total bytes as ggml's layout. Kernel-private: made at load time, never written to files.
-// REQUIRES rows % 16 == 0 and cols % 128 == 0 (the Q8 panel's groups of 4 blocks).
+// REQUIRES rows % 16 == 0 and cols % 128 == 0 (the Q8 panel's groups of 4 blocks; 256 for Q4_K).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -25,6 +33,8 @@ using PackStripFn = void (*)(const std::byte* rows, std::size_t row_bytes, std::
 void pack_strip_q4_0_x16(const std::byte* rows, std::size_t row_bytes, std::uint8_t* codes, std::uint16_t* scales,
                          std::int64_t n);
 void pack_strip_q8_0_x16(const std::byte* rows, std::size_t row_bytes, std::uint8_t* codes, std::uint16_t* scales,
+                         std::int64_t n);
+void pack_strip_q4_k_x16(const std::byte* rows, std::size_t row_bytes, std::uint8_t* codes, std::uint16_t* scales,
                          std::int64_t n);
 
 // Bytes of one strip's codes for ggml rows of `row_bytes` holding `blocks` blocks (each with one

@@ -52,16 +52,19 @@ std::vector<Isa> compiled_isas() {
   return out;
 }
 
-// `tokens` tokens of Q8_0 activations (seeds seed, seed + 1, ...) and their panel, which
-// points into `act_rows` (the AMX strips read the Q8_0 rows).
-std::vector<Encoded> panel_tokens(std::int64_t n, std::uint32_t seed, Q8Panel& panel, std::vector<std::byte>& act_rows, int tokens = 9) {
+// `tokens` tokens of activations (Q8_0 unless `type` says otherwise; seeds seed, seed + 1, ...)
+// and their panel, which points into `act_rows` (the AMX strips read the Q8_0 rows, the Q4_K
+// strips the Q8_K rows; only Q8_0 rows are packed into the panel's arrays).
+std::vector<Encoded> panel_tokens(std::int64_t n, std::uint32_t seed, Q8Panel& panel, std::vector<std::byte>& act_rows, int tokens = 9,
+                                  TensorType type = TensorType::q8_0) {
   std::vector<Encoded> acts;
   act_rows.clear();
   for (std::uint32_t j = 0; j < std::uint32_t(tokens); ++j) {
-    acts.push_back(encode(TensorType::q8_0, normal(std::size_t(n), seed + j)));
+    acts.push_back(encode(type, normal(std::size_t(n), seed + j)));
     act_rows.insert(act_rows.end(), acts.back().bytes.begin(), acts.back().bytes.end());
   }
-  pack_q8_panel(act_rows.data(), acts[0].bytes.size(), tokens, n / 32, panel);
+  if (type == TensorType::q8_0) pack_q8_panel(act_rows.data(), acts[0].bytes.size(), tokens, n / 32, panel);
+  panel.tokens = tokens, panel.rows = act_rows.data(), panel.row_stride = acts[0].bytes.size();
   return acts;
 }
 
@@ -507,8 +510,8 @@ TEST_CASE("quant::format_kernels: every x16 strip (VNNI and AMX) matches the _re
     if (columns.empty()) continue;
     REQUIRE(row.pack_x16 != nullptr);
     CHECK(select_strip(row, Isa::avx512vnni) == columns.back().second);
-    for (int groups : {1, 3, 16}) {  // rows of multiples of 128 weights
-      const std::int64_t n = std::int64_t(groups) * k_x4_elems, blocks = n / 32;
+    for (int groups : {1, 3, 16}) {  // rows of multiples of 128 weights (of super-blocks for Q4_K)
+      const std::int64_t n = std::int64_t(groups) * std::max<std::int64_t>(k_x4_elems, info(row.weight).block_elems), blocks = n / 32;
       // 9 strips of 2048-weight Q8_0 rows (32 KiB each) span two of the VNNI kernel's L2 blocks;
       // odd counts leave the AMX kernel a lone strip after its pairs.
       for (int strips : {1, 9, 17}) {
@@ -517,7 +520,7 @@ TEST_CASE("quant::format_kernels: every x16 strip (VNNI and AMX) matches the _re
         const X16Strips x16 = make_x16_strips(row, n, strips, 199);
         Q8Panel panel;
         std::vector<std::byte> act_rows;
-        const auto acts = panel_tokens(n, 300, panel, act_rows, 20);  // VNNI slabs of 8, 8 and 3; AMX 16 and a padded 3
+        const auto acts = panel_tokens(n, 300, panel, act_rows, 20, row.activation);  // VNNI slabs of 8, 8 and 3; AMX 16 and a padded 3
         for (const auto& named : columns) {  // not a structured binding: clang 14 cannot capture one in the lambda
           const char* column = named.first;
           const StripFn strip = named.second;
@@ -530,7 +533,31 @@ TEST_CASE("quant::format_kernels: every x16 strip (VNNI and AMX) matches the _re
     }
     checked += int(columns.size());
   }
-  CHECK(checked == (amx_tiles() ? 4 : 2));  // q8_0 and q4_0, each on VNNI (and AMX)
+  CHECK(checked == (amx_tiles() ? 6 : 3));  // q8_0, q4_0 and q4_k, each on VNNI (and AMX)
+}
+
+TEST_CASE("quant::format_kernels: the Q4_K strips give the _ref dot's bits", "[quant]") {
+  if (detect_isa() != Isa::avx512vnni) {
+    WARN("skipped: no x16 strip kernel on this CPU (" << isa_name(detect_isa()) << "): nothing to compare");
+    return;
+  }
+  const FormatKernels& row = *find_kernels(TensorType::q4_k);
+  REQUIRE(row.strip_x16_avx512 != nullptr);
+  for (const std::int64_t n : {256, 1280}) {
+    const int strips = 2, rows = strips * k_x16_rows, tokens = 11;
+    const X16Strips x16 = make_x16_strips(row, n, strips, 808);
+    Q8Panel panel;
+    std::vector<std::byte> act_rows;
+    const auto acts = panel_tokens(n, 900, panel, act_rows, tokens, TensorType::q8_k);
+    std::vector<float> out(std::size_t(rows * tokens));
+    row.strip_x16_avx512(x16.codes(), x16.scales(), n / 32, strips, panel, 0, tokens, out.data(), std::size_t(rows));
+    for (int r = 0; r < rows; ++r)
+      for (int t = 0; t < tokens; ++t) {
+        CAPTURE(n, r, t);
+        const float ref = row.dot_ref(x16.w[std::size_t(r)].bytes.data(), acts[std::size_t(t)].bytes.data(), n);
+        CHECK(std::memcmp(&out[std::size_t(r + t * rows)], &ref, sizeof(float)) == 0);
+      }
+  }
 }
 
 TEST_CASE("quant::format_kernels: the AMX strips give the VNNI strips' bits over several 64-token passes and a short last slab", "[quant]") {
@@ -542,12 +569,12 @@ TEST_CASE("quant::format_kernels: the AMX strips give the VNNI strips' bits over
   for (const auto& row : format_kernels()) {
     if (row.strip_x16_amx == nullptr) continue;
     CAPTURE(info(row.weight).name);
-    const std::int64_t n = 3 * k_x4_elems, blocks = n / 32;
+    const std::int64_t n = 3 * std::max<std::int64_t>(k_x4_elems, info(row.weight).block_elems), blocks = n / 32;
     const int strips = 3, rows = strips * k_x16_rows;  // a pair and a lone strip
     const X16Strips x16 = make_x16_strips(row, n, strips, 500);
     Q8Panel panel;
     std::vector<std::byte> act_rows;
-    panel_tokens(n, 600, panel, act_rows, 150);
+    panel_tokens(n, 600, panel, act_rows, 150, row.activation);
     for (const int nt : {16, 64, 65, 149}) {  // one slab; one pass; a pass and 1 token; two passes and a 21-token tail
       CAPTURE(nt);
       std::vector<float> vnni(std::size_t(rows * nt), -1.0f), amx(vnni.size(), -2.0f);
@@ -557,7 +584,7 @@ TEST_CASE("quant::format_kernels: the AMX strips give the VNNI strips' bits over
     }
     ++checked;
   }
-  CHECK(checked == 2);  // q8_0, q4_0
+  CHECK(checked == 3);  // q8_0, q4_0, q4_k
 }
 
 TEST_CASE("quant::format_kernels: every rows x tokens kernel matches the _ref dots, and a (row, token) result does not depend on the blocking", "[quant]") {

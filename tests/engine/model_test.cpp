@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <malloc.h>
 #include <unistd.h>
 
@@ -401,6 +402,65 @@ TEST_CASE("engine::load_gguf_model: copied matrices do not keep their mapped pag
     }
     fs::remove(o.output);
   }
+}
+
+// A file whose matrices are partly copied out (Q4_K, repacked into strips where the CPU has them)
+// and partly read in place (Q6_K ffn_down, as in llama.cpp's Q4_K_M): reading the in-place
+// matrices must not map their released neighbours back. On Linux 6.18 the page cache's 2 MiB
+// folios were mapped whole on a fault (46 MiB over the breakdown on a Q4_K_M TinyLlama) until
+// the mapping was advised MADV_NOHUGEPAGE.
+TEST_CASE("engine::load_gguf_model: matrices read in place do not map the released ones back", "[engine]") {
+  ModelShape s;
+  s.layers = 4, s.hidden = 1024, s.heads = 8, s.kv_heads = 8, s.head_dim = 128, s.ffn = 2816, s.vocab = 2048;
+  s.context = 64, s.tied_embeddings = false;
+  ExportOptions o;
+  o.synthetic_shape = s;
+  o.weights = TensorType::q4_k;
+  for (std::uint32_t l = 0; l < s.layers; ++l) o.weights_by_tensor["blk." + std::to_string(l) + ".ffn_down.weight"] = TensorType::q6_k;
+  o.output = temp_path("rss-mixed.gguf");
+  REQUIRE(export_gguf(o).ok());
+  {
+    // Out of the page cache, then back in 2 MiB folios, as a reader that maps it MADV_HUGEPAGE
+    // (faults then read ahead whole PMD-sized folios where the file system has large folios)
+    // leaves it for the next process.
+    const int fd = ::open(o.output.c_str(), O_RDONLY);
+    REQUIRE(fd >= 0);
+    ::fsync(fd);
+    (void)::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+    const auto size = std::size_t(fs::file_size(o.output));
+    void* map = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    REQUIRE(map != MAP_FAILED);
+    (void)::madvise(map, size, MADV_HUGEPAGE);
+    volatile std::uint64_t sum = 0;
+    for (std::size_t i = 0; i < size; i += 4096) sum = sum + std::uint64_t(static_cast<const unsigned char*>(map)[i]);
+    ::munmap(map, size);
+    ::close(fd);
+  }
+  const Isa isa = detect_isa();
+  ThreadPool pool(2);
+  {
+    auto file = gguf::GgufFile::open(o.output);
+    REQUIRE(file.ok());
+    const std::uint64_t file_before = current_rss_file_bytes();
+    auto m = load_gguf_model(*file, std::nullopt, pool);
+    REQUIRE(m.ok());
+    pack_for_isa(*m, isa, pool);
+    double in_place = double(m->token_embedding.bytes());  // rows are looked up in place
+    int in_place_matrices = 1;
+    for (const auto& l : m->layers)
+      for (const Matrix* w : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w1, &l.w2, &l.w3})
+        if (m->storage->file_backed(w->data, w->bytes())) in_place += double(w->bytes()), ++in_place_matrices;
+    if (!m->layers[0].w1.repacked()) WARN("no Q4_K strips on this CPU: every matrix is read in place, nothing is released");
+    Transformer tf(*m, pool, isa, make_contiguous_f32(int(s.layers), 32, int(s.heads), int(s.kv_heads), int(s.head_dim), isa));
+    const std::vector<int> tokens = {1, 500, 1000, 2000};
+    REQUIRE(tf.forward(tokens, 0, true).ok());
+    const double file_grown = double(current_rss_file_bytes()) - double(file_before);
+    const double mib = 1048576;
+    CAPTURE(isa_name(isa), file_grown / mib, in_place / mib, in_place_matrices);
+    // What is read in place, plus the kernel's fault-around window (64 KiB) at either end of each.
+    CHECK(file_grown <= in_place + in_place_matrices * 2 * 65536.0 + 1 * mib);
+  }
+  fs::remove(o.output);
 }
 
 // Whether the page holding `p` is mapped into this process (/proc/self/pagemap bit 63; the

@@ -33,37 +33,18 @@
 #include "engine/quant/kernels.hpp"
 #include "engine/quant/q8_panel.hpp"
 #include "engine/quant/x16_layout.hpp"
+#include "engine/simd/amx/tile_config.hpp"
 
 namespace trilemma::engine {
 namespace {
 
 constexpr std::size_t k_q8_block_bytes = 512;  // one Q8_0 block of 16 rows in the x16 layout
 constexpr std::size_t k_q4_block_bytes = 256;  // one Q4_0 block of 16 rows
-constexpr int k_slab = 16;                      // tokens per A tile: its 16 rows
-constexpr int k_pass = 4 * k_slab;              // tokens whose sums a strip pair keeps at once
 // Below this many tokens the VNNI strips are faster (strip_bench, 5632 x 2048, one thread,
 // AMX / VNNI time: q8_0 0.92x at 4 tokens, 1.3x at 8, 1.9x at 16 and 64; q4_0 0.86x at 8 tokens,
 // 1.26x at 16, 1.47x at 64).
 constexpr int k_min_tokens_q8_0 = 8, k_min_tokens_q4_0 = 16;
 
-// Palette 1. Tiles 0/1 and 6/7: C of strips 0/1 (16 tokens x 16 int32) for even and odd
-// slabs; 2/3: A of even and odd slabs (16 tokens x 32 codes); 4/5: B of strips 0/1 (8 x 64 bytes).
-struct alignas(64) TileConfig {
-  std::uint8_t palette = 1, start_row = 0;
-  std::uint8_t reserved[14] = {};
-  std::uint16_t colsb[16] = {};
-  std::uint8_t rows[16] = {};
-};
-
-void configure() {
-  TileConfig cfg;
-  for (int c : {0, 1, 6, 7}) cfg.rows[c] = k_slab, cfg.colsb[c] = 64;
-  for (int a : {2, 3}) cfg.rows[a] = k_slab, cfg.colsb[a] = 32;
-  for (int b : {4, 5}) cfg.rows[b] = 8, cfg.colsb[b] = 64;
-  // Not _tile_loadconfig: GCC 12's wrapper declares an 8-byte memory operand, so the stores to
-  // the rest of the 64-byte configuration can be dropped as dead (then tilezero faults, #UD).
-  __asm__ volatile("ldtilecfg %0" : : "m"(cfg));
-}
 
 template <int ns>
 using SlabSums = std::int32_t[ns][k_slab][16];  // [strip][token][row]: one block's exact dots
@@ -100,38 +81,13 @@ __attribute__((always_inline)) inline void widen_q4_0_block(const std::uint8_t* 
   }
 }
 
-// Slab k of block b: A from its 16 token rows, C of each strip = A x B. The tile intrinsics name
-// their registers by stringizing, hence macros.
-#define TRILEMMA_AMX_MULTIPLY(A, C0, C1, rows)                               \
-  do {                                                                      \
-    _tile_loadd(A, (rows) + sizeof(BlockQ8_0) * std::size_t(b), a_stride);  \
-    _tile_zero(C0);                                                         \
-    _tile_dpbssd(C0, A, 4);                                                 \
-    if constexpr (ns == 2) {                                                \
-      _tile_zero(C1);                                                       \
-      _tile_dpbssd(C1, A, 5);                                               \
-    }                                                                       \
-  } while (0)
-#define TRILEMMA_AMX_STORE(C0, C1, sums)                         \
-  do {                                                          \
-    _tile_stored(C0, (sums)[0], 64);                            \
-    if constexpr (ns == 2) _tile_stored(C1, (sums)[1], 64);     \
-  } while (0)
-
-// Where a pass's token rows are: slab k's 16 rows start at row(k) (the last slab may be a
-// padded copy) and are `stride` bytes apart.
-struct PassRows {
-  const std::byte* rows[k_pass / k_slab];
-  int slabs = 0, nt = 0;  // slabs, and tokens in all of them
-};
-
 // `ns` (1 or 2) strips (q8: Q8_0 x16 codes; else Q4_0, widened block by block) against the
 // pass's tokens. Block by block: B loads once and serves every slab; slab k's products are
 // stored while slab k - 1's are scaled, so the vector units work beside the tile unit.
 template <int ns, bool q8>
 void strips_pass(const std::uint8_t* codes, std::size_t strip_bytes, const std::uint16_t* scales, std::int64_t blocks,
                  const Q8Panel& panel, int t0, const PassRows& pass, float* out, std::size_t out_stride) {
-  alignas(64) SlabAcc<ns> acc[k_pass / k_slab];  // each chain written first by its first block
+  alignas(64) SlabAcc<ns> acc[k_pass_slabs];  // each chain written first by its first block
   alignas(64) SlabSums<ns> sums[2];
   alignas(64) std::uint8_t wide[ns][k_q8_block_bytes];
   const long a_stride = long(panel.row_stride);
@@ -163,10 +119,10 @@ void strips_pass(const std::uint8_t* codes, std::size_t strip_bytes, const std::
     }
     for (int k = 0; k < pass.slabs; ++k) {
       if (step % 2 == 0) {
-        TRILEMMA_AMX_MULTIPLY(2, 0, 1, pass.rows[k]);
+        TRILEMMA_AMX_MULTIPLY(_tile_dpbssd, 2, 0, 1, pass.rows[k] + offsetof(BlockQ8_0, qs) + sizeof(BlockQ8_0) * std::size_t(b), a_stride);
         TRILEMMA_AMX_STORE(0, 1, sums[0]);
       } else {
-        TRILEMMA_AMX_MULTIPLY(3, 6, 7, pass.rows[k]);
+        TRILEMMA_AMX_MULTIPLY(_tile_dpbssd, 3, 6, 7, pass.rows[k] + offsetof(BlockQ8_0, qs) + sizeof(BlockQ8_0) * std::size_t(b), a_stride);
         TRILEMMA_AMX_STORE(6, 7, sums[1]);
       }
       if (prev_k >= 0) finish_prev();
@@ -182,32 +138,17 @@ void strips_pass(const std::uint8_t* codes, std::size_t strip_bytes, const std::
                          blocks > 1 ? _mm512_add_ps(_mm512_load_ps(acc[k][0][s][j]), _mm512_load_ps(acc[k][1][s][j]))
                                     : _mm512_add_ps(_mm512_load_ps(acc[k][0][s][j]), _mm512_setzero_ps()));
 }
-#undef TRILEMMA_AMX_MULTIPLY
-#undef TRILEMMA_AMX_STORE
 
 // `count` strips against tokens t0 .. t0 + nt - 1: passes of up to k_pass tokens, each over
-// every strip pair. A pass's last slab, when short, is copied into 16 rows (zeros after the
-// tokens) so every A tile loads 16 readable rows.
+// every strip pair.
 template <bool q8>
 void strips(const std::uint8_t* codes, const std::uint16_t* scales, std::int64_t blocks, int count, const Q8Panel& panel, int t0,
             int nt, float* out, std::size_t out_stride) {
   const std::size_t strip_bytes = std::size_t(blocks) * (q8 ? k_q8_block_bytes : k_q4_block_bytes);
   thread_local std::vector<std::byte> padded;  // per worker thread, reused across calls
-  configure();
+  configure_block_tiles();
   for (int t = 0; t < nt; t += k_pass) {
-    PassRows pass;
-    pass.nt = std::min(k_pass, nt - t);
-    pass.slabs = (pass.nt + k_slab - 1) / k_slab;
-    for (int k = 0; k < pass.slabs; ++k) {
-      const int first = t0 + t + k * k_slab, tokens = std::min(k_slab, pass.nt - k * k_slab);
-      const std::byte* row = panel.rows + std::size_t(first) * panel.row_stride + offsetof(BlockQ8_0, qs);
-      if (tokens < k_slab) {
-        padded.assign(std::size_t(k_slab) * panel.row_stride, std::byte{0});
-        std::memcpy(padded.data(), panel.rows + std::size_t(first) * panel.row_stride, std::size_t(tokens) * panel.row_stride);
-        row = padded.data() + offsetof(BlockQ8_0, qs);
-      }
-      pass.rows[k] = row;
-    }
+    const PassRows pass = make_pass(panel.rows, panel.row_stride, t0 + t, nt - t, padded);
     for (int s = 0; s < count; s += 2) {
       const std::uint8_t* c = codes + std::size_t(s) * strip_bytes;
       const std::uint16_t* sc = scales + std::size_t(s) * std::size_t(blocks) * k_x16_rows;

@@ -13,7 +13,9 @@
 // two 256-bit halves of the int32 sums are added, which leaves in each lane exactly the sum
 // the AVX2 dot's lane holds (lane k: bytes 4k..4k+3 of every 32-code piece). From there the
 // float steps are the AVX2 dot's, in its order. So decode, prefill and an AVX2-only host give
-// the same logits, and the kernel-table test compares the two bit for bit.
+// the same logits, and the kernel-table test compares the two bit for bit. (Q4_K matrices whose
+// rows fill strips of 16 run the x16 strips instead, simd/avx512/strip_k_avx512vnni.cpp, whose
+// results are the `_ref` dot's bits: here Q4_K serves the matrices left in ggml layout.)
 //
 // Nothing here includes the AVX2 helper headers: an inline function compiled with AVX-512
 // flags in this file could be the copy the linker keeps for an AVX2-only caller.
