@@ -1,5 +1,5 @@
-// strip_bench: the x16 strip kernels (Q4_0, Q8_0, Q4_K; VNNI, and AMX where the CPU and OS allow
-// it) against the kernels the matrix would run without strips (Q4_0 / Q8_0: the x4 tiles; Q4_K:
+// strip_bench: the x16 strip kernels (Q4_0, Q8_0, Q4_K, Q6_K; VNNI, and AMX where the CPU and OS allow
+// it) against the kernels the matrix would run without strips (Q4_0 / Q8_0: the x4 tiles; k-quants:
 // the ggml-layout multi-token dots, in Matmul's blocking) on the same weights and tokens,
 // alternated run by run in one process, one thread (the prefill's inner loop without the pool).
 // Prints the median time of each and their ratio; the noise of a shared host cancels in the
@@ -127,7 +127,7 @@ int main(int argc, char** argv) {
   }
   std::printf("strip_bench: Q8_0 (Q4_K: Q8_K) activations, 1 thread, median of %d alternated runs; AMX strips: %s\n", runs,
               amx_tiles() ? "measured" : "not measured (no AMX-INT8 permitted on this CPU/OS, or TRILEMMA_AMX=0)");
-  for (const TensorType type : {TensorType::q4_0, TensorType::q8_0, TensorType::q4_k})
+  for (const TensorType type : {TensorType::q4_0, TensorType::q8_0, TensorType::q4_k, TensorType::q6_k})
     for (const Case& c : {Case{5632, 2048, 64}, Case{2048, 5632, 64}, Case{5632, 2048, 16}, Case{5632, 2048, 8}, Case{5632, 2048, 4}, Case{5632, 2048, 1}, Case{32000, 2048, 1}})
       run(type, c, runs);
 }

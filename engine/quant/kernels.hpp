@@ -130,8 +130,10 @@ void strip_q4_0_x16_avx512vnni(const std::uint8_t* codes, const std::uint16_t* s
                                const Q8Panel& panel, int t0, int nt, float* out, std::size_t out_stride);
 void strip_q8_0_x16_avx512vnni(const std::uint8_t* codes, const std::uint16_t* scales, std::int64_t blocks, int strips,
                                const Q8Panel& panel, int t0, int nt, float* out, std::size_t out_stride);
-// engine/simd/avx512/strip_k_avx512vnni.cpp (the same; Q4_K against the Q8_K rows of panel.rows)
+// engine/simd/avx512/strip_k_avx512vnni.cpp (the same; Q4_K and Q6_K against the Q8_K rows of panel.rows)
 void strip_q4_k_x16_avx512vnni(const std::uint8_t* codes, const std::uint16_t* scales, std::int64_t blocks, int strips,
+                               const Q8Panel& panel, int t0, int nt, float* out, std::size_t out_stride);
+void strip_q6_k_x16_avx512vnni(const std::uint8_t* codes, const std::uint16_t* scales, std::int64_t blocks, int strips,
                                const Q8Panel& panel, int t0, int nt, float* out, std::size_t out_stride);
 
 // engine/simd/amx/strip_amx.cpp (AMX-INT8 + AVX-512; x86-64 builds only, called only when

@@ -43,6 +43,25 @@ void pack_strip_q4_k_x16(const std::byte* rows, std::size_t row_bytes, std::uint
   }
 }
 
+void pack_strip_q6_k_x16(const std::byte* rows, std::size_t row_bytes, std::uint8_t* codes, std::uint16_t* scales,
+                         std::int64_t n) {
+  const std::int64_t supers = n / k_qk_k;
+  auto* d = reinterpret_cast<std::uint16_t*>(codes + std::size_t(supers) * k_q6_k_x16_super_codes);
+  for (std::int64_t b = 0; b < supers; ++b, codes += k_q6_k_x16_super_codes, scales += 8 * k_x16_rows, d += k_x16_rows) {
+    auto* sc = reinterpret_cast<std::int8_t*>(scales);
+    for (int r = 0; r < k_x16_rows; ++r) {
+      const auto& block = reinterpret_cast<const BlockQ6K*>(rows + std::size_t(r) * row_bytes)[b];
+      d[r] = block.d;
+      for (int h = 0; h < 2; ++h) {
+        std::uint8_t* half = codes + 1536 * h;
+        for (int p = 0; p < 16; ++p) std::memcpy(half + 64 * p + 4 * r, block.ql + 64 * h + 4 * p, 4);
+        for (int p = 0; p < 8; ++p) std::memcpy(half + 1024 + 64 * p + 4 * r, block.qh + 32 * h + 4 * p, 4);
+      }
+      for (int k = 0; k < 8; ++k) sc[32 * k + 2 * r] = block.scales[2 * k], sc[32 * k + 2 * r + 1] = block.scales[2 * k + 1];
+    }
+  }
+}
+
 void pack_strip_q4_0_x16(const std::byte* rows, std::size_t row_bytes, std::uint8_t* codes, std::uint16_t* scales,
                          std::int64_t n) {
   pack_strip<BlockQ4_0>(rows, row_bytes, codes, scales, n);

@@ -16,8 +16,16 @@
 //          three vectors of 6-bit fields, lane r = row r's values 5v..5v + 4 (values 0-7 the
 //          sub-block scales, 8-15 the mins) at bits 6i, and 2 bits of value 15 at bits 30-31
 //          (bits 2v, 2v + 1 of it), so a shift and a mask give a value in every lane.
+//   Q6_K (super-blocks of 256, 6-bit codes, an int8 scale per 16): 210 bytes per row and
+//          super-block, of which the "scales" region holds 16 and the codes region 194. Codes
+//          [strips][super-blocks][2 halves][24][16 rows][4 bytes]: per half h, vectors 0-15 of
+//          ggml's ql bytes 64h + 4p.., then vectors 16-23 of its qh bytes 32h + 4p.. (as ggml
+//          spreads them: ql p and 8 + p with qh p give codes 4p.. of the half's four quarters);
+//          then, after every super-block's codes, fp16 d [super-blocks][16 rows]. Scales
+//          [strips][super-blocks][8][16 rows][2]: lane r of vector k = row r's scales 2k, 2k + 1,
+//          int16 pairs once sign-extended (one vpmovsxbw) for vpdpwssd.
 // Same total bytes as ggml's layout. Kernel-private: made at load time, never written to files.
-// REQUIRES rows % 16 == 0 and cols % 128 == 0 (the Q8 panel's groups of 4 blocks; 256 for Q4_K).
+// REQUIRES rows % 16 == 0 and cols % 128 == 0 (the Q8 panel's groups of 4 blocks; 256 for the k-quants).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -36,6 +44,10 @@ void pack_strip_q8_0_x16(const std::byte* rows, std::size_t row_bytes, std::uint
                          std::int64_t n);
 void pack_strip_q4_k_x16(const std::byte* rows, std::size_t row_bytes, std::uint8_t* codes, std::uint16_t* scales,
                          std::int64_t n);
+void pack_strip_q6_k_x16(const std::byte* rows, std::size_t row_bytes, std::uint8_t* codes, std::uint16_t* scales,
+                         std::int64_t n);
+// Q6_K code bytes per strip and super-block before the strip's d values (2 x 24 vectors).
+inline constexpr std::size_t k_q6_k_x16_super_codes = 3072;
 
 // Bytes of one strip's codes for ggml rows of `row_bytes` holding `blocks` blocks (each with one
 // fp16 scale, kept apart); the scales of strip s start at s * 16 * blocks in the scale region,

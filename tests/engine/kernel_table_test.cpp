@@ -484,7 +484,7 @@ X16Strips make_x16_strips(const FormatKernels& row, std::int64_t n, int strips, 
     ggml.insert(ggml.end(), out.w.back().bytes.begin(), out.w.back().bytes.end());
   }
   const std::size_t row_bytes = out.w[0].bytes.size(), strip_bytes = x16_strip_code_bytes(row_bytes, blocks);
-  out.code_lines.resize(std::size_t(strips) * strip_bytes / 64);
+  out.code_lines.resize((std::size_t(strips) * strip_bytes + 63) / 64);  // Q6_K strips are 3104 bytes per super-block
   out.scale_lines.resize((std::size_t(rows * blocks) * 2 + 63) / 64);
   auto* codes = reinterpret_cast<std::uint8_t*>(out.code_lines.data());
   auto* scales = reinterpret_cast<std::uint16_t*>(out.scale_lines.data());
@@ -533,17 +533,18 @@ TEST_CASE("quant::format_kernels: every x16 strip (VNNI and AMX) matches the _re
     }
     checked += int(columns.size());
   }
-  CHECK(checked == (amx_tiles() ? 6 : 3));  // q8_0, q4_0 and q4_k, each on VNNI (and AMX)
+  CHECK(checked == (amx_tiles() ? 7 : 4));  // q8_0, q4_0 and q4_k, each on VNNI (and AMX); q6_k on VNNI
 }
 
-TEST_CASE("quant::format_kernels: the Q4_K strips give the _ref dot's bits", "[quant]") {
+TEST_CASE("quant::format_kernels: the Q4_K and Q6_K strips give the _ref dot's bits", "[quant]") {
   if (detect_isa() != Isa::avx512vnni) {
     WARN("skipped: no x16 strip kernel on this CPU (" << isa_name(detect_isa()) << "): nothing to compare");
     return;
   }
-  const FormatKernels& row = *find_kernels(TensorType::q4_k);
-  REQUIRE(row.strip_x16_avx512 != nullptr);
+  for (const TensorType type : {TensorType::q4_k, TensorType::q6_k})
   for (const std::int64_t n : {256, 1280}) {
+    const FormatKernels& row = *find_kernels(type);
+    REQUIRE(row.strip_x16_avx512 != nullptr);
     const int strips = 2, rows = strips * k_x16_rows, tokens = 11;
     const X16Strips x16 = make_x16_strips(row, n, strips, 808);
     Q8Panel panel;
@@ -553,7 +554,7 @@ TEST_CASE("quant::format_kernels: the Q4_K strips give the _ref dot's bits", "[q
     row.strip_x16_avx512(x16.codes(), x16.scales(), n / 32, strips, panel, 0, tokens, out.data(), std::size_t(rows));
     for (int r = 0; r < rows; ++r)
       for (int t = 0; t < tokens; ++t) {
-        CAPTURE(n, r, t);
+        CAPTURE(info(type).name, n, r, t);
         const float ref = row.dot_ref(x16.w[std::size_t(r)].bytes.data(), acts[std::size_t(t)].bytes.data(), n);
         CHECK(std::memcmp(&out[std::size_t(r + t * rows)], &ref, sizeof(float)) == 0);
       }

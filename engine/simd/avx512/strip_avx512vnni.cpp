@@ -24,6 +24,7 @@
 #include "engine/quant/kernels.hpp"
 #include "engine/quant/q8_panel.hpp"
 #include "engine/quant/x16_layout.hpp"
+#include "engine/simd/avx512/strip_slabs.hpp"
 
 namespace trilemma::engine {
 namespace {
@@ -95,37 +96,16 @@ void strip_n(const std::uint8_t* codes, const std::uint16_t* scales, std::int64_
   for (int j = 0; j < nt; ++j) _mm512_storeu_ps(out + std::size_t(j) * out_stride, _mm512_add_ps(even[j], odd[j]));
 }
 
-// One strip against one slab of up to 8 tokens.
-template <bool q8>
-void strip_slab(const std::uint8_t* c, const std::uint16_t* sc, std::int64_t blocks, const Q8Panel& panel, int t0, int nt,
-                float* o, std::size_t out_stride) {
-  switch (nt) {
-    case 1: strip_n<q8, 1>(c, sc, blocks, panel, t0, o, out_stride); break;
-    case 2: strip_n<q8, 2>(c, sc, blocks, panel, t0, o, out_stride); break;
-    case 3: strip_n<q8, 3>(c, sc, blocks, panel, t0, o, out_stride); break;
-    case 4: strip_n<q8, 4>(c, sc, blocks, panel, t0, o, out_stride); break;
-    case 5: strip_n<q8, 5>(c, sc, blocks, panel, t0, o, out_stride); break;
-    case 6: strip_n<q8, 6>(c, sc, blocks, panel, t0, o, out_stride); break;
-    case 7: strip_n<q8, 7>(c, sc, blocks, panel, t0, o, out_stride); break;
-    default: strip_n<q8, 8>(c, sc, blocks, panel, t0, o, out_stride); break;
-  }
-}
-
-// Codes of the strips that take every token slab in turn before the next strips: they stay in
-// L2 (1-2 MiB per core on the AVX-512 hosts) while the slabs pass, so a long prompt reads the
-// weights from memory once, not once per 8 tokens (a 5632 x 2048 Q8_0 matrix is 11 MiB).
-constexpr std::size_t k_l2_strip_bytes = 256 << 10;
-
 template <bool q8>
 void strips(const std::uint8_t* codes, const std::uint16_t* scales, std::int64_t blocks, int count, const Q8Panel& panel, int t0,
             int nt, float* out, std::size_t out_stride) {
   const std::size_t strip_bytes = std::size_t(blocks) * k_block_bytes<q8>;
-  const int per_block = int(std::max<std::size_t>(1, k_l2_strip_bytes / strip_bytes));
-  for (int s0 = 0; s0 < count; s0 += per_block)
-    for (int t = 0; t < nt; t += 8)
-      for (int s = s0; s < std::min(count, s0 + per_block); ++s)
-        strip_slab<q8>(codes + std::size_t(s) * strip_bytes, scales + std::size_t(s) * std::size_t(blocks) * k_x16_rows, blocks,
-                       panel, t0 + t, std::min(8, nt - t), out + std::size_t(t) * out_stride + std::size_t(s) * k_x16_rows, out_stride);
+  for_strip_slabs(count, strip_bytes, nt, [&](int s, int t, int n) {
+    const std::uint8_t* c = codes + std::size_t(s) * strip_bytes;
+    const std::uint16_t* sc = scales + std::size_t(s) * std::size_t(blocks) * k_x16_rows;
+    float* o = out + std::size_t(t) * out_stride + std::size_t(s) * k_x16_rows;
+    with_slab_tokens(n, [&]<int nt_>() { strip_n<q8, nt_>(c, sc, blocks, panel, t0 + t, o, out_stride); });
+  });
 }
 
 }  // namespace
