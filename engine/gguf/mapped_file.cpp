@@ -28,12 +28,6 @@ Result<std::shared_ptr<const MappedFile>> MappedFile::open(const std::filesystem
   const int saved = errno;
   ::close(fd);
   if (map == MAP_FAILED) return make_error(ErrorKind::io, name, "", std::string("mmap failed: ") + std::strerror(saved));
-  // No 2 MiB mappings of the page cache's large folios: the engine copies most matrices out and
-  // releases their pages, and a matrix read in place (one without a repacked layout) would map
-  // its released neighbours back whole folios at a time when faulted. Measured on a Q4_K_M
-  // TinyLlama (Linux 6.18): 145 MiB of the file PMD-mapped, peak RSS 46 MiB over the engine's
-  // breakdown. Advisory: where it fails or is unknown, the pages are only mapped coarser.
-  (void)madvise(map, std::size_t(st.st_size), MADV_NOHUGEPAGE);
   return std::shared_ptr<const MappedFile>(new MappedFile(static_cast<const std::byte*>(map), std::size_t(st.st_size)));
 }
 

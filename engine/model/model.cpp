@@ -57,6 +57,16 @@ void WeightStorage::release_mapped(const std::byte* p, std::size_t bytes) const 
   if (end > begin) (void)madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
 }
 
+void WeightStorage::retire_mapped(const std::byte* p, std::size_t bytes) const {
+  release_mapped(p, bytes);
+  if (p == nullptr || bytes == 0 || !file_backed(p, bytes)) return;
+  const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
+  const auto begin = (reinterpret_cast<std::uintptr_t>(p) + page - 1) / page * page;
+  const auto end = (reinterpret_cast<std::uintptr_t>(p) + bytes) / page * page;
+  // Advisory, as the release. Adjacent retired ranges merge back into one VMA.
+  if (end > begin) (void)madvise(reinterpret_cast<void*>(begin), end - begin, MADV_NOHUGEPAGE);
+}
+
 namespace {
 template <class Fn>
 void for_each_layer_matrix(const Model& m, Fn fn) {

@@ -405,18 +405,20 @@ TEST_CASE("engine::load_gguf_model: copied matrices do not keep their mapped pag
 }
 
 // A file whose matrices are partly copied out (Q4_K, repacked into strips where the CPU has them)
-// and partly read in place (Q6_K ffn_down, as in llama.cpp's Q4_K_M): reading the in-place
-// matrices must not map their released neighbours back. On Linux 6.18 the page cache's 2 MiB
-// folios were mapped whole on a fault (46 MiB over the breakdown on a Q4_K_M TinyLlama) until
-// the mapping was advised MADV_NOHUGEPAGE.
-TEST_CASE("engine::load_gguf_model: matrices read in place do not map the released ones back", "[engine]") {
+// and partly read in place (Q5_K ffn_down, a format without strips; Q6_K's in a Q4_K_M file
+// before it had them): reading the in-place matrices must not map their released neighbours
+// back. On Linux 6.18 the page cache's 2 MiB folios were mapped whole on a fault (46 MiB over the
+// breakdown on a Q4_K_M TinyLlama) until the released ranges were advised MADV_NOHUGEPAGE
+// (WeightStorage::retire_mapped).
+TEST_CASE("engine::load_gguf_model: matrices read in place do not map the retired ones back", "[engine]") {
   ModelShape s;
   s.layers = 4, s.hidden = 1024, s.heads = 8, s.kv_heads = 8, s.head_dim = 128, s.ffn = 2816, s.vocab = 2048;
   s.context = 64, s.tied_embeddings = false;
   ExportOptions o;
   o.synthetic_shape = s;
   o.weights = TensorType::q4_k;
-  for (std::uint32_t l = 0; l < s.layers; ++l) o.weights_by_tensor["blk." + std::to_string(l) + ".ffn_down.weight"] = TensorType::q6_k;
+  // q5_k has no strips, so its matrices stay in place on every CPU.
+  for (std::uint32_t l = 0; l < s.layers; ++l) o.weights_by_tensor["blk." + std::to_string(l) + ".ffn_down.weight"] = TensorType::q5_k;
   o.output = temp_path("rss-mixed.gguf");
   REQUIRE(export_gguf(o).ok());
   {
