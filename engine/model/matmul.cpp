@@ -57,8 +57,8 @@ void Matmul::run(const float* x, int n, std::int64_t cols, std::span<const Matmu
     const std::size_t stride = act_row_bytes[std::size_t(s)];
     buf.resize(stride * std::size_t(n));
     // Tiles and strips read Q8_0 activations regrouped once into a panel (quant/q8_panel.hpp);
-    // x4 rows are multiples of 128, so cols / 32 is a multiple of 4 here. The Q4_K strips read
-    // the Q8_K rows as they are.
+    // x4 rows are multiples of 128, so cols / 32 is a multiple of 4 here. The k-quant strips
+    // read the Q8_K rows as they are.
     Q8Panel& panel = m_panel[s];
     const bool tiled = act_types[std::size_t(s)] == TensorType::q8_0 &&
                        std::any_of(prepared.begin(), prepared.end(),

@@ -36,7 +36,7 @@ class Matmul {
   static constexpr int k_max_activation_formats = 3;
   std::vector<std::byte> m_act[k_max_activation_formats];
   // Per activation format: Q8_0 activations regrouped for the tiles and strips; for Q8_K (the
-  // Q4_K strips) only its `rows`, the quantized activations themselves.
+  // k-quant strips) only its `rows`, the quantized activations themselves.
   Q8Panel m_panel[k_max_activation_formats];
 };
 

@@ -48,23 +48,21 @@ bool WeightStorage::file_backed(const std::byte* p, std::size_t bytes) const {
   return false;
 }
 
-void WeightStorage::release_mapped(const std::byte* p, std::size_t bytes) const {
+void WeightStorage::advise_mapped(const std::byte* p, std::size_t bytes, std::initializer_list<int> advice) const {
   if (p == nullptr || bytes == 0 || !file_backed(p, bytes)) return;
   const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
   const auto begin = (reinterpret_cast<std::uintptr_t>(p) + page - 1) / page * page;
   const auto end = (reinterpret_cast<std::uintptr_t>(p) + bytes) / page * page;
-  // Advisory: on failure the pages simply stay resident.
-  if (end > begin) (void)madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+  // Advisory: on failure the pages simply stay resident (or mapped coarser).
+  if (end > begin)
+    for (const int a : advice) (void)madvise(reinterpret_cast<void*>(begin), end - begin, a);
 }
 
+void WeightStorage::release_mapped(const std::byte* p, std::size_t bytes) const { advise_mapped(p, bytes, {MADV_DONTNEED}); }
+
+// Adjacent retired ranges merge back into one VMA.
 void WeightStorage::retire_mapped(const std::byte* p, std::size_t bytes) const {
-  release_mapped(p, bytes);
-  if (p == nullptr || bytes == 0 || !file_backed(p, bytes)) return;
-  const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
-  const auto begin = (reinterpret_cast<std::uintptr_t>(p) + page - 1) / page * page;
-  const auto end = (reinterpret_cast<std::uintptr_t>(p) + bytes) / page * page;
-  // Advisory, as the release. Adjacent retired ranges merge back into one VMA.
-  if (end > begin) (void)madvise(reinterpret_cast<void*>(begin), end - begin, MADV_NOHUGEPAGE);
+  advise_mapped(p, bytes, {MADV_DONTNEED, MADV_NOHUGEPAGE});
 }
 
 namespace {

@@ -4,6 +4,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <span>
 #include <string>
@@ -73,7 +74,7 @@ class WeightStorage {
   // pages stay in the page cache and a later read faults them in again. Anything else (owned
   // buffers, bytes held in memory, whose pages would come back zeroed) is left alone.
   void release_mapped(const std::byte* p, std::size_t bytes) const;
-  // release_mapped for bytes copied for good (a converted or repacked matrix, a norm): also
+  // release_mapped for bytes copied for good (a converted or repacked matrix): also
   // advises the range MADV_NOHUGEPAGE, so a fault in a neighbour read in place cannot map it
   // back with one 2 MiB entry for a page-cache folio spanning both (Linux maps a folio whole
   // only inside one VMA allowing it). Only the released ranges: matrices read in place keep
@@ -89,6 +90,9 @@ class WeightStorage {
   std::vector<std::size_t> m_sizes;
   std::vector<std::shared_ptr<const void>> m_owners;
   std::vector<std::span<const std::byte>> m_file_mappings;
+
+  // madvise(advice) on the whole pages of [p, p + bytes), only inside a kept file mapping.
+  void advise_mapped(const std::byte* p, std::size_t bytes, std::initializer_list<int> advice) const;
 };
 
 struct Model {

@@ -21,8 +21,8 @@ using TileFn = void (*)(const std::uint8_t* codes, std::size_t code_stride, cons
 
 // `strips` consecutive strips of 16 weight rows in the x16 layout (x16_layout.hpp: strip s's
 // codes at codes + s * x16_strip_code_bytes(row bytes, blocks), its scales at scales + s * 16 * blocks)
-// against tokens t0 .. t0 + nt - 1 of a Q8 panel (Q8_0 formats read its packed arrays; Q4_K,
-// whose activations are Q8_K, reads only its `rows`) (any nt: the kernel takes them in slabs of 8
+// against tokens t0 .. t0 + nt - 1 of a Q8 panel (Q8_0 formats read its packed arrays; Q4_K and
+// Q6_K, whose activations are Q8_K, read only its `rows`) (any nt: the kernel takes them in slabs of 8
 // and keeps a few strips in L2 across the slabs): out[r + j * out_stride] = dot(row r, token
 // t0 + j) for the strips' 16 * strips rows.
 using StripFn = void (*)(const std::uint8_t* codes, const std::uint16_t* scales, std::int64_t blocks, int strips,

@@ -331,6 +331,15 @@ TEST_CASE("engine::Transformer: batched prefill logits equal sequential decode l
   }
 }
 
+// Drops `path` from the page cache, so the next read goes through readahead as a user's file does.
+void drop_from_page_cache(const fs::path& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY);
+  REQUIRE(fd >= 0);
+  ::fsync(fd);
+  (void)::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+  ::close(fd);
+}
+
 // Issue 16: a GGUF's weights are resident once. Loading copies matrices out of the mapping
 // (conversion to another format, or repacking into the x4 layout); the mapped pages of a copied
 // matrix must not stay resident beside the copy. Measured as the growth of VmRSS over loading,
@@ -350,16 +359,10 @@ TEST_CASE("engine::load_gguf_model: copied matrices do not keep their mapped pag
     o.weights = c.stored;
     o.output = temp_path("rss.gguf");
     REQUIRE(export_gguf(o).ok());
-    {
-      // Out of the page cache, so the load reads it back as a user's file is read: through
-      // readahead, into large folios where the file system has them, which the kernel maps
-      // whole on a fault (a page written by export stays a small folio).
-      const int fd = ::open(o.output.c_str(), O_RDONLY);
-      REQUIRE(fd >= 0);
-      ::fsync(fd);
-      (void)::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
-      ::close(fd);
-    }
+    // Out of the page cache, so the load reads it back as a user's file is read: through
+    // readahead, into large folios where the file system has them, which the kernel maps
+    // whole on a fault (a page written by export stays a small folio).
+    drop_from_page_cache(o.output);
     const Isa isa = detect_isa();
     ThreadPool pool(2);
     {
@@ -425,10 +428,9 @@ TEST_CASE("engine::load_gguf_model: matrices read in place do not map the retire
     // Out of the page cache, then back in 2 MiB folios, as a reader that maps it MADV_HUGEPAGE
     // (faults then read ahead whole PMD-sized folios where the file system has large folios)
     // leaves it for the next process.
+    drop_from_page_cache(o.output);
     const int fd = ::open(o.output.c_str(), O_RDONLY);
     REQUIRE(fd >= 0);
-    ::fsync(fd);
-    (void)::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
     const auto size = std::size_t(fs::file_size(o.output));
     void* map = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
     REQUIRE(map != MAP_FAILED);

@@ -26,7 +26,6 @@
 
 #include <algorithm>
 #include <cstddef>
-#include <cstring>
 #include <vector>
 
 #include "engine/quant/blocks.hpp"
