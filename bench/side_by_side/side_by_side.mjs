@@ -7,7 +7,7 @@
 // tokens must fit in it. Files are written once by `trilemma export --synthetic MODEL --weights FORMAT` into --dir.
 // The host's read bandwidth is measured in the same run (`trilemma devices probe`), and each
 // decode rate is also given as a share of it: tok/s x the weight bytes the engine holds / GB/s.
-// trilemma runs with an f16 KV cache, llama.cpp's default. Where the two tokenizers split the prompt differently, both token counts are printed.
+// trilemma runs with an f16 KV cache, llama.cpp's default, on as many prompt tokens as llama.cpp (both counts are printed).
 // docs/performance.md keeps the table with the host it ran on.
 import {execFileSync} from "node:child_process";
 import {existsSync, mkdirSync} from "node:fs";
@@ -50,9 +50,11 @@ const run = (file, argv) => {
 const llama = (gguf, threads, prefill, depth, steps) =>
   JSON.parse(run(process.execPath, [path.join(here, "llama_cpp_side.mjs"), gguf, String(threads), String(prefill),
     String(depth), String(steps), text]));
-const trilemma = (gguf, threads, prompt, steps) =>
+// tokens > 0: the prompt cut or repeated to exactly that many tokens, BOS included, as the peer's is
+// (trilemma's tokenizer may split llama.cpp's detokenized text into a few more tokens).
+const trilemma = (gguf, threads, prompt, steps, tokens = 0) =>
   JSON.parse(run(args.trilemma, ["run", "-m", gguf, "--threads", String(threads), "--prompt", prompt, "--steps",
-    String(steps), "--kv", "f16", "--quiet", "--json"]));
+    String(steps), "--prompt-tokens", String(tokens), "--kv", "f16", "--quiet", "--json"]));
 const median = (v) => {
   const s = [...v].sort((a, b) => a - b);
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
@@ -75,11 +77,11 @@ for (const format of list(args.formats)) {
     };
     const phases = [];
     for (const p of numbers(args.prefill))
-      phases.push(measure(`pp${p}`, () => llama(gguf, threads, p, 0, 0), (l) => trilemma(gguf, threads, l.prompt_text, 1)));
+      phases.push(measure(`pp${p}`, () => llama(gguf, threads, p, 0, 0), (l) => trilemma(gguf, threads, l.prompt_text, 1, p)));
     for (const d of numbers(args.depths)) {
       // The history text at depth d comes from a prefill-only peer run (untimed here).
       const history = d > 0 ? llama(gguf, threads, d, 0, 0).prompt_text : "Once";
-      phases.push(measure(`tg${decode}@${d}`, () => llama(gguf, threads, 0, d, decode), () => trilemma(gguf, threads, history, decode)));
+      phases.push(measure(`tg${decode}@${d}`, () => llama(gguf, threads, 0, d, decode), () => trilemma(gguf, threads, history, decode, d > 0 ? d : 0)));
     }
     for (const {phase, runs} of phases) {
       const pp = phase.startsWith("pp");

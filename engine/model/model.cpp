@@ -11,15 +11,49 @@
 
 namespace trilemma::engine {
 
-void WeightStorage::Free::operator()(std::byte* p) const { std::free(p); }
+void WeightStorage::Free::operator()(std::byte* p) const {
+  if (mapped_bytes > 0)
+    (void)munmap(p, mapped_bytes);
+  else
+    std::free(p);
+}
+
+namespace {
+constexpr std::size_t k_huge_page = std::size_t(2) << 20;
+
+// An anonymous mapping of `bytes` (a multiple of the page size) starting on a 2 MiB boundary,
+// its whole 2 MiB units advised MADV_HUGEPAGE; the tail stays on small pages, so nothing beyond
+// `bytes` is ever resident. nullptr when the kernel refuses the mapping.
+std::byte* map_on_huge_pages(std::size_t bytes) {
+  void* m = mmap(nullptr, bytes + k_huge_page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (m == MAP_FAILED) return nullptr;
+  const auto base = reinterpret_cast<std::uintptr_t>(m);
+  const auto start = (base + k_huge_page - 1) / k_huge_page * k_huge_page;
+  if (start > base) (void)munmap(m, start - base);
+  const std::size_t tail = base + bytes + k_huge_page - (start + bytes);
+  if (tail > 0) (void)munmap(reinterpret_cast<void*>(start + bytes), tail);
+  // Advisory: where THP is off or refused, the range simply stays on 4 KiB pages.
+  (void)madvise(reinterpret_cast<void*>(start), bytes / k_huge_page * k_huge_page, MADV_HUGEPAGE);
+  return reinterpret_cast<std::byte*>(start);
+}
+}  // namespace
 
 std::byte* WeightStorage::allocate(std::size_t bytes) {
-  const std::size_t rounded = (bytes + 63) / 64 * 64;
-  auto* p = static_cast<std::byte*>(std::aligned_alloc(64, rounded == 0 ? 64 : rounded));
+  const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  if (bytes >= k_huge_page) {
+    const std::size_t rounded = (bytes + page - 1) / page * page;
+    if (std::byte* p = map_on_huge_pages(rounded)) {  // zeroed by the kernel
+      m_buffers.emplace_back(p, Free{rounded});
+      m_sizes.push_back(rounded);
+      return p;
+    }
+  }
+  const std::size_t rounded = std::max<std::size_t>(64, (bytes + 63) / 64 * 64);
+  auto* p = static_cast<std::byte*>(std::aligned_alloc(64, rounded));
   if (p == nullptr) throw std::bad_alloc();
-  std::memset(p, 0, rounded == 0 ? 64 : rounded);
-  m_buffers.emplace_back(p);
-  m_sizes.push_back(rounded == 0 ? 64 : rounded);
+  std::memset(p, 0, rounded);
+  m_buffers.emplace_back(p, Free{});
+  m_sizes.push_back(rounded);
   return p;
 }
 

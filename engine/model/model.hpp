@@ -61,7 +61,10 @@ struct LayerWeights {
 // Owns weight memory: aligned heap buffers and anything else (mappings) held by shared_ptr.
 class WeightStorage {
  public:
-  std::byte* allocate(std::size_t bytes);  // 64-byte aligned, zeroed
+  // 64-byte aligned, zeroed. From 2 MiB up, a mapping of its own on 2 MiB pages where the
+  // kernel allows them: decode streams every weight per token, and with 4 KiB pages q4_0 lost
+  // a tenth of its speed to TLB misses (docs/performance.md, session 25).
+  std::byte* allocate(std::size_t bytes);
   // Whether [p, p + bytes) lies in a buffer allocate() returned (so it may be rewritten).
   bool owns(const std::byte* p, std::size_t bytes) const;
   void keep(std::shared_ptr<const void> owner) { m_owners.push_back(std::move(owner)); }
@@ -84,6 +87,7 @@ class WeightStorage {
 
  private:
   struct Free {
+    std::size_t mapped_bytes = 0;  // > 0: a mapping of that length (munmap), else free()
     void operator()(std::byte* p) const;
   };
   std::vector<std::unique_ptr<std::byte[], Free>> m_buffers;

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -550,5 +551,55 @@ TEST_CASE("engine::load_gguf_model: bytes held in memory are never released", "[
     REQUIRE(m.ok());
     pack_for_isa(*m, detect_isa(), pool);
     CHECK(std::memcmp(file->bytes().data(), original.data(), original.size()) == 0);
+  }
+}
+
+// The smaps block of the mapping holding `p` (its header line and fields), or "" when none does.
+std::string smaps_block_of(const void* p) {
+  std::ifstream in("/proc/self/smaps");
+  std::string line, block;
+  bool inside = false;
+  const auto at = reinterpret_cast<std::uintptr_t>(p);
+  while (std::getline(in, line)) {
+    unsigned long lo = 0, hi = 0;
+    if (std::sscanf(line.c_str(), "%lx-%lx ", &lo, &hi) == 2 && line.find('-') < 17) {
+      if (inside) return block;
+      inside = at >= lo && at < hi;
+      block.clear();
+    }
+    if (inside) block += line + "\n";
+  }
+  return inside ? block : "";
+}
+
+// Decode streams every weight once per token: weight buffers of 2 MiB and more sit on 2 MiB
+// pages where the kernel offers them (q4_0 decode on 4 KiB pages was a tenth slower).
+TEST_CASE("engine::WeightStorage: large buffers are zeroed, owned and eligible for 2 MiB pages", "[engine]") {
+  WeightStorage storage;
+  const std::size_t bytes = (std::size_t(5) << 20) + 100;
+  std::byte* p = storage.allocate(bytes);
+  REQUIRE(p != nullptr);
+  CHECK(reinterpret_cast<std::uintptr_t>(p) % (std::size_t(2) << 20) == 0);
+  CHECK(storage.owns(p, bytes));
+  CHECK_FALSE(storage.owns(p, bytes + 4096));
+  CHECK(storage.allocated_bytes() >= bytes);
+  CHECK(std::all_of(p, p + bytes, [](std::byte b) { return b == std::byte{0}; }));
+  std::memset(p, 0x5a, bytes);  // writable to the last byte
+  std::byte* small = storage.allocate(100);
+  CHECK(reinterpret_cast<std::uintptr_t>(small) % 64 == 0);
+  CHECK(std::all_of(small, small + 100, [](std::byte b) { return b == std::byte{0}; }));
+
+  std::ifstream mode_file("/sys/kernel/mm/transparent_hugepage/enabled");
+  std::string mode;
+  std::getline(mode_file, mode);
+  const std::string block = smaps_block_of(p);
+  REQUIRE_FALSE(block.empty());
+  if (mode.empty() || mode.find("[never]") != std::string::npos || block.find("THPeligible") == std::string::npos) {
+    WARN("transparent huge pages are off or not reported here (" << mode << "): eligibility not checked");
+  } else {
+    int eligible = -1;
+    (void)std::sscanf(block.c_str() + block.find("THPeligible:"), "THPeligible: %d", &eligible);
+    CAPTURE(mode, block);
+    CHECK(eligible == 1);
   }
 }
