@@ -317,14 +317,14 @@ LossFit fit_loss(const std::vector<LossObservation>& observations, std::string_v
   // rows, held out well, would otherwise set the percentiles alone and the range would hold
   // 72% of held-out perplexity measurements instead of 80% (docs/fidelity.md).
   std::vector<WeightedError> errors;
-  std::array<std::vector<WeightedError>, 2> metric_errors;
-  std::array<std::set<std::string>, 2> metric_families;
+  std::array<std::vector<WeightedError>, k_loss_metric_count> metric_errors;
+  std::array<std::set<std::string>, k_loss_metric_count> metric_families;
   for (const auto& family : families) {
     std::vector<const LossObservation*> inner, held;
     for (const auto* o : train) (o->family != family ? inner : held).push_back(o);
     if (inner.empty()) continue;  // one family: nothing to hold it out against
     const LossFit f = fit_points(inner);
-    std::array<double, 2> rows{};
+    std::array<double, k_loss_metric_count> rows{};
     for (const auto* o : held) rows[std::size_t(o->metric)] += 1;
     for (const auto* o : held) {
       const WeightedError e{std::log(o->measured / predicted(f, *o)),

@@ -33,7 +33,8 @@
 
 namespace trilemma::accuracy {
 
-enum class LossMetric { kld, ppl_delta_pct };
+enum class LossMetric { kld, ppl_delta_pct, count };
+inline constexpr std::size_t k_loss_metric_count = static_cast<std::size_t>(LossMetric::count);
 
 // Below these a published figure is within rounding and run-to-run noise (llama.cpp's tables
 // print PPL to 4 digits; q8_0 rows measure +0.01-0.02%): a ratio says nothing there.
@@ -96,7 +97,7 @@ struct LossFit {
   // The same per metric (indexed by LossMetric), from that metric's held-out errors alone when
   // they are enough (k_min_metric_errors from 2+ families), else `error`: a KLD is predicted
   // without the KLD-to-perplexity map's scatter, so its range is narrower.
-  std::array<Range, 2> metric_error{Range{1, 1, 1}, Range{1, 1, 1}};
+  std::array<Range, k_loss_metric_count> metric_error{Range{1, 1, 1}, Range{1, 1, 1}};
   const Range& error_of(LossMetric m) const { return metric_error[std::size_t(m)]; }
   // The same for a model calibrated at one format and predicted at another: percentiles of the
   // differences between two residuals of one model (published models with several formats).

@@ -18,7 +18,7 @@
 
 namespace trilemma::calibration {
 
-enum class Figure { decode, prefill, memory };
+enum class Figure { decode, prefill, memory, count };
 
 // A published weight format name (`mlx-4bit`, `q4f16_1`, `8da4w`, `w4`) as the trilemma format
 // whose bytes and arithmetic it has, with why; nullopt when none does.

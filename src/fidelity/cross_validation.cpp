@@ -45,6 +45,7 @@ std::vector<PointResult> predict(const calibration::ObservationSet& set, const s
         p.predicted = ob.config.prompt / e->latency.ttft_ms.mid * 1000.0, p.measured = ob.config.prompt / *ob.ttft_ms * 1000.0;
         break;
       case Figure::memory: p.predicted = e->memory.total_bytes, p.measured = *ob.peak_memory_bytes; break;
+      case Figure::count: continue;  // not a figure
     }
     p.error = (p.predicted - p.measured) / p.measured;
     out.push_back(p);
@@ -90,6 +91,7 @@ std::string figure_name(Figure f) {
     case Figure::decode: return "decode_tok_s";
     case Figure::prefill: return "prefill_tok_s";
     case Figure::memory: return "peak_memory";
+    case Figure::count: break;
   }
   return "";
 }

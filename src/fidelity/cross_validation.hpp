@@ -16,6 +16,7 @@ namespace trilemma::fidelity {
 
 inline constexpr auto k_figures = std::to_array<calibration::Figure>({calibration::Figure::decode, calibration::Figure::prefill,
                                                                        calibration::Figure::memory});
+static_assert(k_figures.size() == static_cast<std::size_t>(calibration::Figure::count), "one entry per Figure");
 std::string figure_name(calibration::Figure figure);
 
 struct PointResult {
@@ -27,7 +28,7 @@ struct PointResult {
 
 struct DeviceResult {
   std::string device;
-  std::array<std::vector<double>, 3> errors;  // per figure, signed
+  std::array<std::vector<double>, static_cast<std::size_t>(calibration::Figure::count)> errors;  // per figure, signed
   double median_abs(calibration::Figure f) const;
 };
 
@@ -39,7 +40,7 @@ struct FigureSummary {
 
 struct Report {
   std::vector<DeviceResult> devices;
-  std::array<FigureSummary, 3> figures;
+  std::array<FigureSummary, static_cast<std::size_t>(calibration::Figure::count)> figures;  // indexed by Figure
   std::vector<PointResult> points;
   std::string method;  // "leave-one-device-out" or "priors"
 };

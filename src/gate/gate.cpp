@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "io/json_text.hpp"
+#include "types/table_order.hpp"
 
 namespace trilemma::gate {
 namespace {
@@ -21,7 +22,8 @@ constexpr std::array k_figures = {
     FigureInfo{Figure::loss_points, "loss_points", "points", "max_loss_points", false, 2, 0.05},
     FigureInfo{Figure::kld, "kld", "", "max_kld", false, 4, 0.0005},
 };
-static_assert(static_cast<int>(k_figures[4].figure) == 4, "figure table in enum order");
+static_assert(k_figures.size() == static_cast<std::size_t>(Figure::count), "one row per Figure");
+static_assert(rows_in_enum_order(k_figures, &FigureInfo::figure), "figure table must list figures in enum order");
 
 std::string num(double v, int digits) {
   char buf[64];
@@ -51,6 +53,7 @@ std::optional<double> limit_of(const Limits& l, Figure f) {
     case Figure::memory_gib: return l.max_memory_gib;
     case Figure::loss_points: return l.max_loss_points;
     case Figure::kld: return l.max_kld;
+    case Figure::count: break;
   }
   return std::nullopt;
 }

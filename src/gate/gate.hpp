@@ -6,6 +6,9 @@
 #pragma once
 #include <nlohmann/json.hpp>
 
+#include <array>
+#include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
@@ -18,7 +21,7 @@
 namespace trilemma::gate {
 
 // The figures a budget limits. Append at the end: names are persisted in gate reports.
-enum class Figure : std::uint8_t { decode_tok_s, ttft_ms, memory_gib, loss_points, kld };
+enum class Figure : std::uint8_t { decode_tok_s, ttft_ms, memory_gib, loss_points, kld, count };
 
 struct FigureInfo {
   Figure figure;
@@ -33,9 +36,9 @@ std::span<const FigureInfo> figures();
 const FigureInfo& info(Figure figure);
 
 struct Figures {
-  double values[5] = {};  // indexed by Figure
-  double operator[](Figure f) const { return values[static_cast<int>(f)]; }
-  double& operator[](Figure f) { return values[static_cast<int>(f)]; }
+  std::array<double, static_cast<std::size_t>(Figure::count)> values{};  // indexed by Figure
+  double operator[](Figure f) const { return values[static_cast<std::size_t>(f)]; }
+  double& operator[](Figure f) { return values[static_cast<std::size_t>(f)]; }
 };
 
 struct Check {

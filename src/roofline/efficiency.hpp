@@ -52,7 +52,7 @@ std::optional<Efficiency> efficiency(const DeratingTables& tables, const devices
 // reaches. derating.yaml's attention_fraction (else the backend's compute default), replaced by
 // a calibration's value for that KV format and phase (a calibration without a prefill value
 // uses its decode value for both).
-enum class AttentionPhase { decode, prefill };
+enum class AttentionPhase { decode, prefill, count };
 Range attention_fraction(const DeratingTables& tables, const devices::Device& device, Backend backend, TensorType kv,
                          AttentionPhase phase);
 

@@ -120,9 +120,9 @@ Result<PreparedDevice> PreparedDevice::prepare(const devices::Device& d, const r
     for (const auto& w : weight_formats())
       p.m_efficiency[bi][static_cast<std::size_t>(w.format)] = roofline::efficiency(tables, d, b.backend, w.format, with_basis);
     for (auto kv : kv_formats())
-      for (auto phase : {roofline::AttentionPhase::decode, roofline::AttentionPhase::prefill})
-        p.m_attention[bi][kv_format_index(kv)][static_cast<std::size_t>(phase)] =
-            roofline::attention_fraction(tables, d, b.backend, kv, phase);
+      for (std::size_t phase = 0; phase < k_attention_phases; ++phase)
+        p.m_attention[bi][kv_format_index(kv)][phase] =
+            roofline::attention_fraction(tables, d, b.backend, kv, static_cast<roofline::AttentionPhase>(phase));
   }
   return p;
 }

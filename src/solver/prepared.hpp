@@ -18,6 +18,7 @@ namespace trilemma::solver {
 
 inline constexpr std::size_t k_weight_formats = static_cast<std::size_t>(WeightFormat::count);
 inline constexpr std::size_t k_backends = static_cast<std::size_t>(Backend::count);
+inline constexpr std::size_t k_attention_phases = static_cast<std::size_t>(roofline::AttentionPhase::count);
 
 struct PreparedModel {
   const models::Model* model = nullptr;
@@ -53,7 +54,7 @@ struct PreparedDevice {
  private:
   std::array<std::array<std::optional<roofline::Efficiency>, k_weight_formats>, k_backends> m_efficiency;
   // [backend][KV format in kv_formats() order][phase]
-  std::array<std::array<std::array<Range, 2>, k_kv_format_count>, k_backends> m_attention{};  // [backend][kv][phase]
+  std::array<std::array<std::array<Range, k_attention_phases>, k_kv_format_count>, k_backends> m_attention{};  // [backend][kv][phase]
 };
 
 }  // namespace trilemma::solver

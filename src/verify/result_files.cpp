@@ -87,6 +87,7 @@ Status ResultFiles::add_bench(const std::string& text, const std::string& path, 
       case calibration::Figure::memory:
         p.figure = "peak_memory_bytes", p.measured = *ro.observation.peak_memory_bytes;
         break;
+      case calibration::Figure::count: continue;  // not a figure
     }
     m_points.push_back(std::move(p));
   }
