@@ -38,7 +38,7 @@ static_assert(k_rows.size() == k_kv_strategy_count && rows_in_enum_order(k_rows,
 Result<std::unique_ptr<KvCache>> make_kv_cache(const KvConfig& c) {
   const std::string fmt(info(c.format).name), strategy(info(c.strategy).name);
   const KvFormatKernels* k = find_kv_format(c.format);
-  if (k == nullptr || !is_kv_format(c.format)) return bad("kv_format", fmt + " is not a KV storage format (f32, f16, q8_0, q4_0)");
+  if (k == nullptr || !is_kv_format(c.format)) return bad("kv_format", fmt + " is not a KV storage format (" + kv_format_names() + ")");
   if (c.layers <= 0 || c.heads <= 0 || c.kv_heads <= 0 || c.head_dim <= 0 || c.heads % c.kv_heads != 0)
     return bad("kv_shape", "layers, heads, kv_heads and head_dim must be > 0 and heads a multiple of kv_heads");
   if (c.capacity <= 0) return bad("context", "KV capacity must be > 0 positions");

@@ -91,7 +91,7 @@ struct KvFlags {
   double resident_mib = 0;
   void add(CLI::App* cmd) {
     cmd->add_option("--kv", format, "KV format: " + kv_format_names())->capture_default_str();
-    cmd->add_option("--kv-strategy", strategy, "contiguous, paged, sliding, offload")->capture_default_str();
+    cmd->add_option("--kv-strategy", strategy, kv_strategy_names())->capture_default_str();
     cmd->add_option("--window", window, "sliding: positions kept");
     cmd->add_option("--sinks", sinks, "sliding: first tokens always kept");
     cmd->add_option("--page-size", page_size, "positions per KV page")->capture_default_str();
@@ -102,7 +102,9 @@ struct KvFlags {
     const auto t = tensor_type_from_name(format);
     if (!t || !is_kv_format(*t)) return make_error(ErrorKind::usage, "--kv", "", "unknown KV format '" + format + "' (" + kv_format_names() + ")");
     const auto s = kv_strategy_from_name(strategy);
-    if (!s) return make_error(ErrorKind::usage, "--kv-strategy", "", "unknown KV strategy '" + strategy + "'");
+    if (!s)
+      return make_error(ErrorKind::usage, "--kv-strategy", "",
+                        "unknown KV strategy '" + strategy + "' (expected one of: " + kv_strategy_names() + ")");
     if (window < 0 || sinks < 0 || page_size <= 0 || resident_mib < 0)
       return make_error(ErrorKind::usage, "--window", "", "--window, --sinks, --kv-resident-mib must be >= 0, --page-size > 0");
     kv.format = *t;
@@ -177,7 +179,8 @@ Status check_weights_fit(const RunFlags& f, const engine::GenerateOptions& o, co
 
 Status set_draft(engine::GenerateOptions& o, const RunFlags& f) {
   const auto draft = draft_kind_from_name(f.draft);
-  if (!draft) return make_error(ErrorKind::usage, "--draft", "", "expected none, model, self or layers");
+  if (!draft)
+    return make_error(ErrorKind::usage, "--draft", "", "unknown draft kind '" + f.draft + "' (expected one of: " + draft_kind_names() + ")");
   o.draft = *draft;
   if (!f.draft_model.empty()) {
     TRILEMMA_TRY(d, resolve_source(f.draft_model, ""));
@@ -187,7 +190,8 @@ Status set_draft(engine::GenerateOptions& o, const RunFlags& f) {
   if (!f.draft_tokenizer.empty()) o.draft_tokenizer_path = f.draft_tokenizer;
   if (!f.draft_weights.empty()) {
     if (is_engine_recipe(f.draft_weights))
-      return make_error(ErrorKind::usage, "--draft-weights", "", f.draft_weights + " is a recipe; the draft copy takes one type (q4_0, q8_0, ...)");
+      return make_error(ErrorKind::usage, "--draft-weights", "",
+                        f.draft_weights + " is a recipe; the draft copy takes one type (" + engine_weight_format_names() + ")");
     TRILEMMA_TRY(w, engine_weights(f.draft_weights, std::nullopt));
     o.draft_weights = w.all;
   }
@@ -428,7 +432,7 @@ void add_run_command(CLI::App& app, Handler& handler) {
   run->add_flag("--scalar", r.scalar, "force the scalar reference kernels");
   r.kv.add(run);
   run->add_option("--context", r.context, "KV capacity in tokens (0 = prompt + steps)");
-  run->add_option("--draft", r.draft, "speculative draft: none, model, self, layers")->capture_default_str();
+  run->add_option("--draft", r.draft, "speculative draft: " + draft_kind_names())->capture_default_str();
   run->add_option("--draft-model", r.draft_model, "draft model file (or catalog id: synthetic)");
   run->add_option("--draft-tokenizer", r.draft_tokenizer, "llama2.c tokenizer of the draft model");
   run->add_option("--draft-weights", r.draft_weights, "self: the lower-bit format of the draft copy");

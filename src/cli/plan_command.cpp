@@ -42,7 +42,9 @@ Status set_kv_pins(solver::Pins& p, const PlanFlags& f) {
   }
   if (!f.kv_strategy.empty()) {
     p.strategy = kv_strategy_from_name(f.kv_strategy);
-    if (!p.strategy) return make_error(ErrorKind::usage, "--kv-strategy", "", "unknown KV strategy '" + f.kv_strategy + "'");
+    if (!p.strategy)
+      return make_error(ErrorKind::usage, "--kv-strategy", "",
+                        "unknown KV strategy '" + f.kv_strategy + "' (expected one of: " + kv_strategy_names() + ")");
   }
   p.window = f.window;
   p.sinks = f.sinks;
@@ -63,7 +65,7 @@ Status set_draft_pins(solver::Pins& p, const PlanFlags& f) {
   if (!f.draft.empty()) {
     p.draft_kind = draft_kind_from_name(f.draft);
     if (!p.draft_kind || *p.draft_kind == DraftKind::none)
-      return make_error(ErrorKind::usage, "--draft", "", "expected model, self or layers");
+      return make_error(ErrorKind::usage, "--draft", "", "expected one of: " + draft_kind_names(false) + " (got '" + f.draft + "')");
   }
   if (!f.draft_model.empty()) p.draft_model = f.draft_model, p.draft_kind = DraftKind::model;
   p.draft_len = f.draft_len;
@@ -74,7 +76,9 @@ Result<solver::Pins> pins_from(const PlanFlags& f) {
   solver::Pins p;
   if (!f.weights.empty()) {
     p.weights = weight_format_from_name(f.weights);
-    if (!p.weights) return make_error(ErrorKind::usage, "--weights", "", "unknown weight format '" + f.weights + "'");
+    if (!p.weights)
+      return make_error(ErrorKind::usage, "--weights", "",
+                        "unknown weight format '" + f.weights + "' (expected one of: " + weight_format_names() + ")");
   }
   if (!f.imatrix.empty()) {
     if (f.imatrix != "yes" && f.imatrix != "no")
@@ -247,7 +251,7 @@ void add_plan_command(CLI::App& app, Handler& handler) {
   cmd->add_option("--imatrix", f.imatrix,
                   "yes | no: llama.cpp weights quantized with an importance matrix or not (default: wherever the loss model says it lowers the loss)");
   cmd->add_option("--kv", f.kv, "pin the KV format (" + kv_format_names() + ")");
-  cmd->add_option("--kv-strategy", f.kv_strategy, "pin the KV strategy (contiguous, paged, sliding, offload)");
+  cmd->add_option("--kv-strategy", f.kv_strategy, "pin the KV strategy (" + kv_strategy_names() + ")");
   cmd->add_option("--window", f.window, "sliding window positions (implies --kv-strategy sliding)")->check(CLI::Range(1u, k_max_context));
   cmd->add_option("--sinks", f.sinks, "sink tokens kept with a sliding window (default 4)");
   cmd->add_option("--kv-resident", f.kv_resident, "share of the KV kept in fast memory (implies offload)");
@@ -255,7 +259,7 @@ void add_plan_command(CLI::App& app, Handler& handler) {
   cmd->add_option("--threads", f.threads, "pin the CPU thread count")->check(CLI::Range(0u, k_max_threads));
   cmd->add_flag("--no-speculative", f.no_speculative, "plain decoding only");
   cmd->add_flag("--speculative", f.speculative, "speculative decoding only");
-  cmd->add_option("--draft", f.draft, "pin the draft source: model, self, layers");
+  cmd->add_option("--draft", f.draft, "pin the draft source: " + draft_kind_names(false));
   cmd->add_option("--draft-model", f.draft_model, "pin the draft model (catalog id, same tokenizer)");
   cmd->add_option("--draft-len", f.draft_len, "pin the draft length g")->check(CLI::Range(1u, k_max_draft_len));
   cmd->add_option("--front", f.front, "Pareto-front rows to print")->capture_default_str();

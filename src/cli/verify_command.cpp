@@ -102,7 +102,9 @@ Result<Target> target_of(const VerifyFlags& f) {
   if (t.model_id.empty()) return make_error(ErrorKind::usage, "--model", "", "give --plan or --model");
   if (!f.weights.empty()) {
     r.weights = weight_format_from_name(f.weights);
-    if (!r.weights) return make_error(ErrorKind::usage, "--weights", "", "unknown weight format '" + f.weights + "'");
+    if (!r.weights)
+      return make_error(ErrorKind::usage, "--weights", "",
+                        "unknown weight format '" + f.weights + "' (expected one of: " + weight_format_names() + ")");
   }
   if (!f.eval_text.empty() && f.model_file.empty())
     return make_error(ErrorKind::usage, "--eval-text", "", "needs --model-file: synthetic weights say nothing about accuracy");
@@ -221,7 +223,7 @@ void add_verify_command(CLI::App& app, Handler& handler) {
   cmd->add_option("--tol-decode", f.tol.decode, "relative tolerance of decode tok/s")->capture_default_str()->check(finite_positive());
   cmd->add_option("--tol-ttft", f.tol.ttft, "relative tolerance of TTFT")->capture_default_str()->check(finite_positive());
   cmd->add_option("--tol-memory", f.tol.memory, "relative tolerance of peak memory")->capture_default_str()->check(finite_positive());
-  cmd->add_flag("--grid", f.grid, "weights f16/q8_0/q4_0 x KV f16/q8_0/q4_0 x contexts x speculative off/self");
+  cmd->add_flag("--grid", f.grid, verify::grid_summary());
   cmd->add_option("--contexts", f.contexts, "grid contexts (prompt + decode tokens)")->delimiter(',')->capture_default_str();
   cmd->add_flag("--calibrate", f.calibrate, "fit the host's derating factors and write them to its profile");
   cmd->add_option("--eval-text", f.eval_text,

@@ -74,7 +74,7 @@ void read_backend(io::FieldReader row, BackendDerating& b, bool prior) {
     for (const auto& [key, key_node] : f->keys()) {
       const auto w = weight_format_from_name(key);
       if (!w) {
-        f->context().fail(key_node, f->field(key), "unknown weight format '" + key + "'");
+        f->context().fail(key_node, f->field(key), "unknown weight format '" + key + "' (expected one of: " + weight_format_names() + ")");
         f->raw(key);
         continue;
       }

@@ -54,7 +54,7 @@ Result<DeploymentConfig> config_from_json(const json& j, const std::string& file
   };
   TRILEMMA_TRY(weights, str("weights"));
   const auto w = weight_format_from_name(weights);
-  if (!w) return bad(file, where + ".weights", "unknown weight format '" + weights + "'");
+  if (!w) return bad(file, where + ".weights", "unknown weight format '" + weights + "' (expected one of: " + weight_format_names() + ")");
   c.weights = *w;
   if (j.contains("imatrix")) {
     if (!j["imatrix"].is_boolean()) return bad(file, where + ".imatrix", "not true or false");
@@ -66,7 +66,7 @@ Result<DeploymentConfig> config_from_json(const json& j, const std::string& file
   c.kv_type = *k;
   TRILEMMA_TRY(strategy, str("kv_strategy"));
   const auto s = kv_strategy_from_name(strategy);
-  if (!s) return bad(file, where + ".kv_strategy", "unknown KV strategy '" + strategy + "'");
+  if (!s) return bad(file, where + ".kv_strategy", "unknown KV strategy '" + strategy + "' (expected one of: " + kv_strategy_names() + ")");
   c.kv_strategy = *s;
   TRILEMMA_TRY(context, uint(j, "context", where));
   TRILEMMA_TRY(prompt, uint(j, "prompt", where));
@@ -101,8 +101,9 @@ Result<DeploymentConfig> config_from_json(const json& j, const std::string& file
   const json& sp = j["speculative"];
   const std::string at = where + ".speculative";
   if (!sp.contains("kind") || !sp["kind"].is_string()) return bad(file, at + ".kind", "missing or not a string");
-  const auto kind = draft_kind_from_name(sp["kind"].get<std::string>());
-  if (!kind) return bad(file, at + ".kind", "unknown draft kind '" + sp["kind"].get<std::string>() + "'");
+  const std::string kind_name = sp["kind"].get<std::string>();
+  const auto kind = draft_kind_from_name(kind_name);
+  if (!kind) return bad(file, at + ".kind", "unknown draft kind '" + kind_name + "' (expected one of: " + draft_kind_names() + ")");
   c.speculative.kind = *kind;
   if (c.speculative.on()) {
     TRILEMMA_TRY(len, uint(sp, "draft_len", at));
@@ -113,8 +114,10 @@ Result<DeploymentConfig> config_from_json(const json& j, const std::string& file
     }
     if (*kind != DraftKind::layers) {
       if (!sp.contains("draft_weights") || !sp["draft_weights"].is_string()) return bad(file, at + ".draft_weights", "missing");
-      const auto dw = weight_format_from_name(sp["draft_weights"].get<std::string>());
-      if (!dw) return bad(file, at + ".draft_weights", "unknown weight format");
+      const std::string dw_name = sp["draft_weights"].get<std::string>();
+      const auto dw = weight_format_from_name(dw_name);
+      if (!dw)
+        return bad(file, at + ".draft_weights", "unknown weight format '" + dw_name + "' (expected one of: " + weight_format_names() + ")");
       c.speculative.draft_weights = *dw;
     } else {
       TRILEMMA_TRY(layers, uint(sp, "draft_layers", at));

@@ -34,7 +34,9 @@ Result<Profile> parse_profile(const std::string& text, const std::string& file, 
   if (c.has("allowed_weights")) {
     p.constraints.allowed_weights = c.string_list("allowed_weights");
     for (const auto& w : p.constraints.allowed_weights)
-      if (!weight_format_from_name(w)) ctx.fail(doc["constraints"]["allowed_weights"], c.field("allowed_weights"), "unknown weight format '" + w + "'");
+      if (!weight_format_from_name(w))
+        ctx.fail(doc["constraints"]["allowed_weights"], c.field("allowed_weights"),
+                 "unknown weight format '" + w + "' (expected one of: " + weight_format_names() + ")");
   } else {
     c.raw("allowed_weights");
   }

@@ -62,6 +62,12 @@ std::optional<KvStrategy> kv_strategy_from_name(std::string_view name) {
   return std::nullopt;
 }
 
+std::string kv_strategy_names() {
+  std::string out;
+  for (const auto& row : k_strategies) out += (out.empty() ? "" : ", ") + std::string(row.name);
+  return out;
+}
+
 std::span<const TensorType> kv_formats() { return k_kv_formats; }
 bool is_kv_format(TensorType t) {
   for (auto f : k_kv_formats)
@@ -86,6 +92,13 @@ std::optional<DraftKind> draft_kind_from_name(std::string_view name) {
   for (std::size_t i = 0; i < k_draft_names.size(); ++i)
     if (k_draft_names[i] == name) return static_cast<DraftKind>(i);
   return std::nullopt;
+}
+
+std::string draft_kind_names(bool with_none) {
+  std::string out;
+  for (std::size_t i = 0; i < k_draft_names.size(); ++i)
+    if (with_none || static_cast<DraftKind>(i) != DraftKind::none) out += (out.empty() ? "" : ", ") + std::string(k_draft_names[i]);
+  return out;
 }
 
 std::string describe(const DeploymentConfig& c) {

@@ -60,6 +60,8 @@ struct KvStrategyInfo {
 std::span<const KvStrategyInfo> kv_strategies();
 const KvStrategyInfo& info(KvStrategy strategy);
 std::optional<KvStrategy> kv_strategy_from_name(std::string_view name);
+// "contiguous, paged, sliding, offload": for help texts and error messages.
+std::string kv_strategy_names();
 
 // KV storage formats the planner and engine support (a subset of tensor types).
 inline constexpr std::size_t k_kv_format_count = 4;
@@ -73,6 +75,9 @@ std::size_t kv_format_index(TensorType type);
 enum class DraftKind : std::uint8_t { none, model, self, layers };
 std::string_view draft_kind_name(DraftKind kind);
 std::optional<DraftKind> draft_kind_from_name(std::string_view name);
+// "none, model, self, layers": for help texts and error messages; without `none`, the kinds
+// that draft ("model, self, layers").
+std::string draft_kind_names(bool with_none = true);
 
 struct SpeculativeConfig {
   DraftKind kind = DraftKind::none;

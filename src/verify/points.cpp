@@ -70,6 +70,13 @@ Result<TensorType> engine_type_of(WeightFormat f) {
                         "); plan with --weights q4_k_m (or another) to verify");
 }
 
+std::string grid_summary() {
+  std::string weights, kv;
+  for (auto w : k_grid_weights) weights += (weights.empty() ? "" : "/") + std::string(info(w).name);
+  for (auto t : k_grid_kv) kv += (kv.empty() ? "" : "/") + std::string(info(t).name);
+  return "weights " + weights + " x KV " + kv + " x contexts x speculative off/self";
+}
+
 Result<std::vector<RunPoint>> build_points(const models::Model& model, const PointsRequest& request) {
   std::vector<RunPoint> points;
   if (!request.grid) {
@@ -77,8 +84,8 @@ Result<std::vector<RunPoint>> build_points(const models::Model& model, const Poi
     points.push_back(std::move(p));
     return points;
   }
-  for (auto w : {WeightFormat::f16, WeightFormat::q8_0, WeightFormat::q4_0})
-    for (auto kv : {TensorType::f16, TensorType::q8_0, TensorType::q4_0})
+  for (auto w : k_grid_weights)
+    for (auto kv : k_grid_kv)
       for (std::uint32_t ctx : request.contexts)
         for (bool spec : {false, true}) {
           DeploymentConfig c = request.base;

@@ -3,6 +3,7 @@
 // model file against the catalog shape it claims, and each point's prediction beside its
 // measurement. The CLI only parses flags, picks a measurement source and prints.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <ctime>
 #include <optional>
@@ -27,10 +28,16 @@ struct PointsRequest {
   std::string model_file, tokenizer;  // empty: synthetic weights of the catalog shape
 };
 
-// The points to run for `model`: one, or the grid (f16, q8_0, q4_0 weights x f16, q8_0, q4_0
-// KV x each context capped by the trained one x speculation off / self-speculation from a
-// lower-bit copy, g = 4). A weight format the engine does not run, or a context too small for
-// the decode, is an error naming the field.
+// The grid's weights and KV formats.
+inline constexpr std::array k_grid_weights = {WeightFormat::f16, WeightFormat::q8_0, WeightFormat::q4_0};
+inline constexpr std::array k_grid_kv = {TensorType::f16, TensorType::q8_0, TensorType::q4_0};
+// "weights f16/q8_0/q4_0 x KV f16/q8_0/q4_0 x contexts x speculative off/self": for --grid's help.
+std::string grid_summary();
+
+// The points to run for `model`: one, or the grid (k_grid_weights x k_grid_kv x each context
+// capped by the trained one x speculation off / self-speculation from a lower-bit copy, g = 4).
+// A weight format the engine does not run, or a context too small for the decode, is an error
+// naming the field.
 Result<std::vector<RunPoint>> build_points(const models::Model& model, const PointsRequest& request);
 
 // The engine's tensor type for a planner weight format, or an input error saying which ones run.

@@ -95,8 +95,10 @@ Result<std::vector<ReportPoint>> run_point(const json& doc, const std::string& f
   const json kv = doc.value("kv_config", json());
   if (!kv.is_object()) return bad(file, "kv_config", "missing (reports of trilemma 0.4 and later have it)");
   TRILEMMA_TRY(kv_type, tensor_type_field(kv, "format", file, "kv_config"));
-  const auto strategy = kv_strategy_from_name(kv.value("strategy", ""));
-  if (!strategy) return bad(file, "kv_config.strategy", "unknown KV strategy '" + kv.value("strategy", "") + "'");
+  const std::string strategy_name = kv.value("strategy", "");
+  const auto strategy = kv_strategy_from_name(strategy_name);
+  if (!strategy)
+    return bad(file, "kv_config.strategy", "unknown KV strategy '" + strategy_name + "' (expected one of: " + kv_strategy_names() + ")");
   if (*strategy == KvStrategy::offload)
     return bad(file, "kv_config.strategy", "an offloaded KV run: calibrate from `verify --json`, which records the resident share");
   p.config.kv_type = kv_type;

@@ -51,3 +51,9 @@ TEST_CASE("types::kv_strategies: each row's positions, resident share, text and 
   c.kv_strategy = KvStrategy::sliding, c.window = 0;
   CHECK(validate_config(c) == "window: a sliding window keeps at least 1 position");
 }
+
+TEST_CASE("types::kv_strategy_names, draft_kind_names: the tables' names, as help and errors list them", "[types]") {
+  CHECK(kv_strategy_names() == "contiguous, paged, sliding, offload");
+  CHECK(draft_kind_names() == "none, model, self, layers");
+  CHECK(draft_kind_names(false) == "model, self, layers");
+}
