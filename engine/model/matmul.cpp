@@ -139,7 +139,7 @@ std::uint64_t Matmul::scratch_bytes() const {
   std::uint64_t act = 0;
   for (const auto& a : m_act) act += a.capacity();
   for (const Q8Panel& p : m_panel)
-    act += p.s8.capacity() + p.u8.capacity() + 4 * (p.init.capacity() + p.dy.capacity() + p.zero.capacity());
+    act += p.s8.capacity() + p.u8.capacity() + p.tile_codes.capacity() + 4 * (p.init.capacity() + p.dy.capacity() + p.zero.capacity());
   return act;
 }
 

@@ -1,5 +1,7 @@
 #include "engine/quant/q8_panel.hpp"
 
+#include <cstring>
+
 #include "engine/quant/blocks.hpp"
 #include "engine/quant/fp16.hpp"
 
@@ -14,6 +16,8 @@ void resize_q8_panel(Q8Panel& panel, int tokens, std::int64_t blocks) {
   panel.init.resize(total * 16);
   panel.dy.resize(total * 4);
   panel.zero.resize(total * 4);
+  panel.tile_tokens = tokens + 15;  // a 16-token tile from any token before `tokens` stays inside
+  panel.tile_codes.resize(std::size_t(blocks) * std::size_t(panel.tile_tokens) * 32);
 }
 
 void pack_q8_panel_token(const std::byte* row, int t, Q8Panel& out) {
@@ -33,6 +37,7 @@ void pack_q8_panel_token(const std::byte* row, int t, Q8Panel& out) {
         u8[pos] = std::uint8_t(b.qs[j] + 128);
         init[4 * k + (j % 16) / 4] -= 8 * b.qs[j];  // the int32 lane that code j lands in
       }
+      std::memcpy(out.tile_codes_of(std::int64_t(4 * g + k), t), b.qs, 32);
       out.dy[at * 4 + k] = fp16_to_fp32(b.d);
       out.zero[at * 4 + k] = init[4 * k] + init[4 * k + 1] + init[4 * k + 2] + init[4 * k + 3];
     }

@@ -27,9 +27,15 @@ struct Q8Panel {
   std::vector<std::int32_t> init;
   std::vector<float> dy;
   std::vector<std::int32_t> zero;
+  // The codes again, block-major: block b's 32 codes of token t at tile_codes_of(b, t), the
+  // tokens of a block back to back (tile_tokens = tokens + 15 slots, the ones past `tokens`
+  // unspecified). An AMX tile of 16 tokens is then 512 contiguous bytes
+  // (simd/amx/strip_amx.cpp); loaded from the rows, 16 or 32 lines apart, it cost the Q4_0 and
+  // Q8_0 strips 6-15% (strip_bench).
+  int tile_tokens = 0;
+  std::vector<std::int8_t> tile_codes;
   // The Q8_0 rows the panel was packed from (token t at rows + t * row_stride), alive while the
-  // kernels run: the AMX strips (simd/amx/strip_amx.cpp) load a block's 32 codes straight from
-  // them, in the order of the x16 layout's 4-byte pieces.
+  // kernels run.
   const std::byte* rows = nullptr;
   std::size_t row_stride = 0;
 
@@ -37,6 +43,10 @@ struct Q8Panel {
   const std::uint8_t* u8_of(int t) const { return u8.data() + std::size_t(t) * std::size_t(groups) * 128; }
   const std::int32_t* init_of(int t) const { return init.data() + std::size_t(t) * std::size_t(groups) * 16; }
   const float* dy_of(int t) const { return dy.data() + std::size_t(t) * std::size_t(groups) * 4; }
+  std::int8_t* tile_codes_of(std::int64_t b, int t) { return tile_codes.data() + (std::size_t(b) * std::size_t(tile_tokens) + std::size_t(t)) * 32; }
+  const std::int8_t* tile_codes_of(std::int64_t b, int t) const {
+    return tile_codes.data() + (std::size_t(b) * std::size_t(tile_tokens) + std::size_t(t)) * 32;
+  }
 };
 
 // Sizes the panel for `tokens` rows of `blocks` Q8_0 blocks. REQUIRES blocks % 4 == 0.

@@ -305,6 +305,13 @@ TEST_CASE("quant::q8_panel: the AVX-512 packer writes the reference's panel", "[
     CHECK(ref.init == simd.init);
     CHECK(ref.zero == simd.zero);
     CHECK(std::memcmp(ref.dy.data(), simd.dy.data(), ref.dy.size() * sizeof(float)) == 0);
+    // The block-major copy the AMX strips load: block b of token t, the row's codes.
+    for (int t = 0; t < tokens; ++t)
+      for (std::int64_t b = 0; b < n / 32; ++b) {
+        const auto& block = reinterpret_cast<const BlockQ8_0*>(rows.data() + std::size_t(t) * stride)[b];
+        CHECK(std::memcmp(ref.tile_codes_of(b, t), block.qs, 32) == 0);
+        CHECK(std::memcmp(simd.tile_codes_of(b, t), block.qs, 32) == 0);
+      }
   }
 }
 

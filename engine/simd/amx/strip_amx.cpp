@@ -4,14 +4,14 @@
 // permission all granted).
 //
 // One TDPBSSD multiplies a block (32 codes) of up to 16 tokens by the same block of 16 weight rows:
-//   A (tokens): 16 rows x 32 bytes, token j's codes loaded straight from its Q8_0 row
-//               (panel.rows: 32 contiguous codes per 34-byte block);
+//   A (tokens): 16 rows x 32 bytes, token j's codes, 512 contiguous bytes of the panel's
+//               block-major copy (panel.tile_codes);
 //   B (weights): 8 rows x 64 bytes, row q = the x16 layout's zmm q of a Q8_0 block (lane r: row
 //               r's codes 4q..4q+3), exactly the "4 bytes per column" order TDPBSSD reads.
 //   C: 16 tokens x 16 rows of exact int32 block dots, stored, then scaled by the vector units.
 // Blocks run outermost for a pair of strips: each block's two B tiles load once and serve every
-// 16-token slab of a pass of up to 64 tokens (Q4_0 blocks are widened to that Q8_0 form, nibble - 8, in L1 just
-// before), each slab's A tile serves both strips, and a slab's sums are stored while the previous
+// 16-token slab of a pass of up to 64 tokens (Q4_0 blocks are widened to that Q8_0 form, nibble - 8, in L1 one
+// block ahead), each slab's A tile serves both strips, and a slab's sums are stored while the previous
 // slab's are scaled.
 // The block's scales are applied as in the VNNI kernel, to the same int32 sums, in the same
 // order (convert, 16 row scales x the token's scale, FMA into the even or odd chain): the
@@ -19,7 +19,8 @@
 // and an AMX prefill agree exactly.
 //
 // Measured (strip_bench, one thread, 5632 x 2048 and 2048 x 5632, 64 tokens, 2-vCPU Xeon):
-// VNNI / AMX time 1.9x for Q8_0, 1.5x for Q4_0. The scaling takes about half the time: one
+// VNNI / AMX time 1.8-1.9x for Q8_0, 1.5-1.6x for Q4_0 (session 25: A tiles from the panel's
+// block-major copy, Q4_0 widened a block ahead: the 1.1B prefill +9% for Q4_0). The scaling takes about half the time: one
 // convert, multiply and FMA per 16 outputs per block (plus the accumulator's load and store),
 // which the per-block scales make unavoidable; the tile unit alone runs 2x faster than this.
 #include <immintrin.h>
@@ -88,8 +89,11 @@ void strips_pass(const std::uint8_t* codes, std::size_t strip_bytes, const std::
                  const Q8Panel& panel, int t0, const PassRows& pass, float* out, std::size_t out_stride) {
   alignas(64) SlabAcc<ns> acc[k_pass_slabs];  // each chain written first by its first block
   alignas(64) SlabSums<ns> sums[2];
-  alignas(64) std::uint8_t wide[ns][k_q8_block_bytes];
-  const long a_stride = long(panel.row_stride);
+  // Q4_0 blocks widened one block ahead: a tile load right after the stores that wrote its bytes
+  // waits for them to leave the store buffer.
+  alignas(64) std::uint8_t wide[2][ns][k_q8_block_bytes];
+  if constexpr (!q8)
+    for (int s = 0; s < ns; ++s) widen_q4_0_block(codes + std::size_t(s) * strip_bytes, wide[0][s]);
   const std::size_t dy_stride = std::size_t(panel.groups) * 4;  // token t, block b: dy[t * stride + b]
   const float* dy0 = panel.dy.data() + std::size_t(t0) * dy_stride;
   // The step before: its slab, block and scales, to scale once the next slab is multiplied.
@@ -106,22 +110,23 @@ void strips_pass(const std::uint8_t* codes, std::size_t strip_bytes, const std::
     for (int s = 0; s < ns; ++s) {
       const std::uint8_t* w = codes + std::size_t(s) * strip_bytes;
       const std::uint8_t* block;
-      if constexpr (q8) {
+      if constexpr (q8)
         block = w + k_q8_block_bytes * std::size_t(b);
-      } else {
-        widen_q4_0_block(w + k_q4_block_bytes * std::size_t(b), wide[s]);
-        block = wide[s];
-      }
+      else
+        block = wide[b % 2][s];
       dx[s] = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(scales + std::size_t(s) * std::size_t(blocks) * k_x16_rows + 16 * b)));
       if (s == 0) _tile_loadd(4, block, 64);
       else _tile_loadd(5, block, 64);
     }
+    if constexpr (!q8)
+      if (b + 1 < blocks)
+        for (int s = 0; s < ns; ++s) widen_q4_0_block(codes + std::size_t(s) * strip_bytes + k_q4_block_bytes * std::size_t(b + 1), wide[(b + 1) % 2][s]);
     for (int k = 0; k < pass.slabs; ++k) {
       if (step % 2 == 0) {
-        TRILEMMA_AMX_MULTIPLY(_tile_dpbssd, 2, 0, 1, pass.rows[k] + offsetof(BlockQ8_0, qs) + sizeof(BlockQ8_0) * std::size_t(b), a_stride);
+        TRILEMMA_AMX_MULTIPLY(_tile_dpbssd, 2, 0, 1, panel.tile_codes_of(b, t0 + k * k_slab), 32);
         TRILEMMA_AMX_STORE(0, 1, sums[0]);
       } else {
-        TRILEMMA_AMX_MULTIPLY(_tile_dpbssd, 3, 6, 7, pass.rows[k] + offsetof(BlockQ8_0, qs) + sizeof(BlockQ8_0) * std::size_t(b), a_stride);
+        TRILEMMA_AMX_MULTIPLY(_tile_dpbssd, 3, 6, 7, panel.tile_codes_of(b, t0 + k * k_slab), 32);
         TRILEMMA_AMX_STORE(6, 7, sums[1]);
       }
       if (prev_k >= 0) finish_prev();
@@ -144,10 +149,9 @@ template <bool q8>
 void strips(const std::uint8_t* codes, const std::uint16_t* scales, std::int64_t blocks, int count, const Q8Panel& panel, int t0,
             int nt, float* out, std::size_t out_stride) {
   const std::size_t strip_bytes = std::size_t(blocks) * (q8 ? k_q8_block_bytes : k_q4_block_bytes);
-  thread_local std::vector<std::byte> padded;  // per worker thread, reused across calls
   configure_block_tiles();
   for (int t = 0; t < nt; t += k_pass) {
-    const PassRows pass = make_pass(panel.rows, panel.row_stride, t0 + t, nt - t, padded);
+    const PassRows pass = pass_of(nt - t);  // A tiles come from panel.tile_codes, not the rows
     for (int s = 0; s < count; s += 2) {
       const std::uint8_t* c = codes + std::size_t(s) * strip_bytes;
       const std::uint16_t* sc = scales + std::size_t(s) * std::size_t(blocks) * k_x16_rows;

@@ -40,13 +40,19 @@ struct PassRows {
   int slabs = 0, nt = 0;  // slabs, and tokens in all of them
 };
 
+// How many tokens and slabs the pass of up to k_pass tokens out of `left` holds (rows unset).
+inline PassRows pass_of(int left) {
+  PassRows pass;
+  pass.nt = std::min(k_pass, left);
+  pass.slabs = (pass.nt + k_slab - 1) / k_slab;
+  return pass;
+}
+
 // The pass of up to k_pass tokens from token `first` of `left` (rows `stride` bytes apart from
 // `rows`). A short last slab is copied into `padded`, 16 rows with zeros after the tokens, so
 // every A tile loads 16 readable rows.
 inline PassRows make_pass(const std::byte* rows, std::size_t stride, int first, int left, std::vector<std::byte>& padded) {
-  PassRows pass;
-  pass.nt = std::min(k_pass, left);
-  pass.slabs = (pass.nt + k_slab - 1) / k_slab;
+  PassRows pass = pass_of(left);
   for (int k = 0; k < pass.slabs; ++k) {
     const int tokens = std::min(k_slab, pass.nt - k * k_slab);
     const std::byte* row = rows + std::size_t(first + k * k_slab) * stride;

@@ -19,6 +19,8 @@ void pack_q8_panel_token_avx512(const std::byte* row, int t, Q8Panel& out) {
     const std::size_t at = std::size_t(t) * g_count + g;
     const BlockQ8_0* b = y + 4 * g;
     const auto codes = [&](int k) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b[k].qs)); };
+    for (int k = 0; k < 4; ++k)
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out.tile_codes_of(std::int64_t(4 * g) + k, t)), codes(k));
     // [b0 lo, b0 hi, b1 lo, b1 hi] and [b2 lo, b2 hi, b3 lo, b3 hi], 16 codes per 128-bit lane
     const __m512i b01 = _mm512_inserti64x4(_mm512_castsi256_si512(codes(0)), codes(1), 1);
     const __m512i b23 = _mm512_inserti64x4(_mm512_castsi256_si512(codes(2)), codes(3), 1);
