@@ -7,14 +7,14 @@
 #include "cli/log.hpp"
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
+#include "cli/self_binary.hpp"
 #include "gate/report.hpp"
 #include "io/atomic_write.hpp"
 #include "models/catalog.hpp"
 #include "models/measured_loss.hpp"
 #include "solver/plan_document.hpp"
 #include "verify/measurement.hpp"
-
-#include <unistd.h>
+#include "verify/points.hpp"
 
 namespace trilemma::cli {
 namespace {
@@ -23,25 +23,10 @@ namespace {
 // shape unless it is a file) and check the limits against the measurement.
 Status measure_on_host(gate::Outcome& o, const models::Model& m, const gate::Budget& b) {
   TRILEMMA_TRY(config, solver::config_from_json(o.config, "gate", "plan"));
-  const auto engine_weights = info(config.weights).engine_type;
-  if (!engine_weights) return make_error(ErrorKind::internal, "gate", "", "plan format not runnable by the engine");
-  verify::RunPoint p;
-  p.config = config;
-  p.model_id = m.id;
-  if (!m.path.empty()) p.model_file = m.path;
-  p.engine_weights = *engine_weights;
-  if (config.speculative.has_draft_weights()) {
-    const auto dw = info(config.speculative.draft_weights).engine_type;
-    if (!dw) return make_error(ErrorKind::internal, "gate", "", "draft format not runnable by the engine");
-    p.draft_engine_weights = *dw;
-  }
-  p.prompt_tokens = config.prompt;
-  p.decode_tokens = 32;
-  char exe[4096];
-  const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (n <= 0) return make_error(ErrorKind::io, "/proc/self/exe", "", "cannot locate the trilemma binary");
+  TRILEMMA_TRY(p, verify::plan_point(config, m, 32));
+  TRILEMMA_TRY(binary, self_binary());
   spdlog::info("gate --verify: measuring {} for budget {} ({})", m.id, b.name, o.plan_summary);
-  verify::EngineSource source(std::string(exe, std::size_t(n)), 3);
+  verify::EngineSource source(binary, 3);
   TRILEMMA_TRY(measured, source.measure(p));
   gate::apply_measurement(o, b.limits, measured.decode_tok_s.median, measured.ttft_ms.median,
                           measured.peak_rss_bytes / 1073741824.0,

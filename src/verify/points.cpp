@@ -70,6 +70,24 @@ Result<TensorType> engine_type_of(WeightFormat f) {
                         "); plan with --weights q4_k_m (or another) to verify");
 }
 
+Result<RunPoint> plan_point(const DeploymentConfig& config, const models::Model& model, std::uint32_t decode_tokens) {
+  const auto engine_weights = info(config.weights).engine_type;
+  if (!engine_weights) return make_error(ErrorKind::internal, "gate", "", "plan format not runnable by the engine");
+  RunPoint p;
+  p.config = config;
+  p.model_id = model.id;
+  if (!model.path.empty()) p.model_file = model.path;
+  p.engine_weights = *engine_weights;
+  if (config.speculative.has_draft_weights()) {
+    const auto dw = info(config.speculative.draft_weights).engine_type;
+    if (!dw) return make_error(ErrorKind::internal, "gate", "", "draft format not runnable by the engine");
+    p.draft_engine_weights = *dw;
+  }
+  p.prompt_tokens = config.prompt;
+  p.decode_tokens = decode_tokens;
+  return p;
+}
+
 std::string grid_summary() {
   std::string weights, kv;
   for (auto w : k_grid_weights) weights += (weights.empty() ? "" : "/") + std::string(info(w).name);

@@ -28,6 +28,12 @@ struct PointsRequest {
   std::string model_file, tokenizer;  // empty: synthetic weights of the catalog shape
 };
 
+// The point that runs a plan's configuration as planned (its context and prompt, synthetic
+// weights of the model's shape unless the model is a file), decoding `decode_tokens`: what
+// `gate --verify` measures. A format the engine does not run is an internal error (the planner
+// offers only runnable ones for a host budget).
+Result<RunPoint> plan_point(const DeploymentConfig& config, const models::Model& model, std::uint32_t decode_tokens);
+
 // The grid's weights and KV formats.
 inline constexpr std::array k_grid_weights = {WeightFormat::f16, WeightFormat::q8_0, WeightFormat::q4_0};
 inline constexpr std::array k_grid_kv = {TensorType::f16, TensorType::q8_0, TensorType::q4_0};
