@@ -13,6 +13,8 @@
 #include <vector>
 
 #include "solver/plan_document.hpp"
+#include "types/backend.hpp"
+#include "types/table_order.hpp"
 #include "types/result.hpp"
 
 namespace trilemma::emitters {
@@ -48,6 +50,18 @@ struct Emission {
 // what else the emitter's answer depends on (MLC: the model's architecture).
 template <class... Context>
 using KvStrategyGaps = std::array<std::optional<NotExpressed> (*)(const DeploymentConfig&, Context...), k_kv_strategy_count>;
+
+// How a target spells each backend: one row per Backend, in enum order, `spelling` nullopt
+// where the target has no such backend. An emitter's table is std::array<BackendRow<T>,
+// k_backend_count> with static_assert(rows_in_enum_order(table, &BackendRow<T>::backend)), so a
+// new backend without its row does not compile (a missing row would be a second `cpu`).
+template <class T>
+struct BackendRow {
+  Backend backend;
+  std::optional<T> spelling;
+};
+template <class T>
+using BackendTable = std::array<BackendRow<T>, k_backend_count>;
 
 // "NOT EXPRESSED kv_strategy=sliding 2048+4: reason (emitted instead: x)".
 std::string describe(const NotExpressed& n);

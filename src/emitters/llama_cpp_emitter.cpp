@@ -13,17 +13,21 @@
 namespace trilemma::emitters {
 namespace {
 
-struct BackendBuild {
-  std::string_view backend;
-  std::string_view cmake;  // the CMake option that builds llama.cpp with this backend
-};
-constexpr std::array k_builds = {
-    BackendBuild{"cpu", "cmake -B build"},
-    BackendBuild{"metal", "cmake -B build -DGGML_METAL=ON"},
-    BackendBuild{"cuda", "cmake -B build -DGGML_CUDA=ON"},
-    BackendBuild{"vulkan", "cmake -B build -DGGML_VULKAN=ON"},
-    BackendBuild{"opencl", "cmake -B build -DGGML_OPENCL=ON"},
-};
+// The CMake line that builds llama.cpp with each backend (none for the NPUs).
+constexpr BackendTable<std::string_view> k_builds = {{
+    {Backend::cpu, "cmake -B build"},
+    {Backend::metal, "cmake -B build -DGGML_METAL=ON"},
+    {Backend::cuda, "cmake -B build -DGGML_CUDA=ON"},
+    {Backend::vulkan, "cmake -B build -DGGML_VULKAN=ON"},
+    {Backend::opencl, "cmake -B build -DGGML_OPENCL=ON"},
+    {Backend::qnn, std::nullopt},
+    {Backend::coreml, std::nullopt},
+    {Backend::nnapi, std::nullopt},
+    {Backend::rknpu, std::nullopt},
+    {Backend::neuron, std::nullopt},
+    {Backend::hexagon, std::nullopt},
+}};
+static_assert(rows_in_enum_order(k_builds, &BackendRow<std::string_view>::backend));
 
 // Single-quotes a value when the shell (or xargs) would split or expand it.
 std::string quoted(const std::string& v) {
@@ -96,12 +100,10 @@ Result<Emission> emit_llama_cpp(const solver::PlanDocument& plan) {
     set("-fa", "on");
     notes.push_back("-fa on: a quantized V cache requires flash attention (llama.cpp #10378); builds before b6325 take a bare -fa");
   }
-  const BackendBuild* build = nullptr;
-  for (const auto& b : k_builds)
-    if (b.backend == backend_name) build = &b;
+  const std::optional<std::string_view>& build = k_builds[std::size_t(c.backend)].spelling;
   if (!build)
     e.not_expressed.push_back({"backend", backend_name, "llama.cpp has no " + backend_name + " backend", "cpu"});
-  if (f.gpu && build) {
+  if (f.accelerator && build) {
     set("-ngl", ngl(f));
     notes.push_back("-ngl " + ngl(f) + ": every layer and the output on the " + backend_name + " backend");
   }
@@ -111,7 +113,7 @@ Result<Emission> emit_llama_cpp(const solver::PlanDocument& plan) {
     set("--spec-type", "draft-simple");
     set("--spec-draft-n-max", std::to_string(c.speculative.draft_len));
     set("--spec-draft-n-min", std::to_string(c.speculative.draft_len));
-    if (f.gpu && build) set("-ngld", "999");
+    if (f.accelerator && build) set("-ngld", "999");
     notes.push_back("--spec-draft-n-min = --spec-draft-n-max: the estimate assumes g = " + std::to_string(c.speculative.draft_len) +
                     " drafted tokens per target pass");
     if (c.speculative.kind == DraftKind::self)
@@ -137,7 +139,7 @@ Result<Emission> emit_llama_cpp(const solver::PlanDocument& plan) {
   auto header = header_lines(f, "llama.cpp");
   header.push_back("flags of llama.cpp " + std::string(k_llama_cpp_build) + " or later (docs/emitters.md)");
   for (const auto& h : header) script += "# " + h + "\n", args += "# " + h + "\n";
-  if (build) script += "# build: " + std::string(build->cmake) + " && cmake --build build --target llama-server\n";
+  if (build) script += "# build: " + std::string(*build) + " && cmake --build build --target llama-server\n";
   for (const auto& n : notes) script += "# " + n + "\n";
   for (const auto& n : e.not_expressed) script += "# " + describe(n) + "\n", args += "# " + describe(n) + "\n";
   script += "# llama-cli takes the same arguments (it ignores the draft model); the argument file:\n"

@@ -46,6 +46,22 @@ constexpr KvStrategyGaps<std::string_view> k_kv_gaps = {
     },
 };
 
+// MLC LLM's `mlc_llm compile --device` for each backend it targets; nullopt where it has none.
+constexpr BackendTable<std::string_view> k_devices = {{
+    {Backend::cpu, "cpu"},
+    {Backend::metal, "metal"},
+    {Backend::cuda, "cuda"},
+    {Backend::vulkan, "vulkan"},
+    {Backend::opencl, "opencl"},
+    {Backend::qnn, std::nullopt},
+    {Backend::coreml, std::nullopt},
+    {Backend::nnapi, std::nullopt},
+    {Backend::rknpu, std::nullopt},
+    {Backend::neuron, std::nullopt},
+    {Backend::hexagon, std::nullopt},
+}};
+static_assert(rows_in_enum_order(k_devices, &BackendRow<std::string_view>::backend));
+
 }  // namespace
 
 Result<Emission> emit_mlc_llm(const solver::PlanDocument& plan) {
@@ -99,12 +115,12 @@ Result<Emission> emit_mlc_llm(const solver::PlanDocument& plan) {
                                "mlc-chat-config.json has no speculative fields; serve with --speculative-mode small_draft "
                                "--additional-models " + f.draft_file + " and spec_draft_length " + std::to_string(c.speculative.draft_len),
                                ""});
-  if (c.threads && backend_name == "cpu")
+  if (c.threads && c.backend == Backend::cpu)
     e.not_expressed.push_back({"threads", std::to_string(c.threads), "mlc-chat-config.json has no thread count (set TVM_NUM_THREADS)", ""});
-  if (backend_name == "opencl" || backend_name == "metal" || backend_name == "cuda" || backend_name == "vulkan")
-    j["trilemma_note"].push_back("compile with: mlc_llm compile ... --device " + backend_name);
-  else if (backend_name != "cpu")
+  if (const auto& device = k_devices[std::size_t(c.backend)].spelling; !device)
     e.not_expressed.push_back({"backend", backend_name, "MLC LLM has no " + backend_name + " target", ""});
+  else if (c.backend != Backend::cpu)  // the CPU is the default target: no compile note
+    j["trilemma_note"].push_back("compile with: mlc_llm compile ... --device " + std::string(*device));
 
   for (const auto& [k, v] : e.settings) {
     if (k == "quantization") j[k] = v;

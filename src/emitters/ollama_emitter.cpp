@@ -25,6 +25,23 @@ constexpr KvStrategyGaps<> k_kv_gaps = {
     },
 };
 
+// Whether Ollama offloads layers to each backend (num_gpu): its GPU runners; nullopt where it
+// has no such backend and the plan runs on the CPU instead.
+constexpr BackendTable<bool> k_offloads = {{
+    {Backend::cpu, false},
+    {Backend::metal, true},
+    {Backend::cuda, true},
+    {Backend::vulkan, true},
+    {Backend::opencl, std::nullopt},
+    {Backend::qnn, std::nullopt},
+    {Backend::coreml, std::nullopt},
+    {Backend::nnapi, std::nullopt},
+    {Backend::rknpu, std::nullopt},
+    {Backend::neuron, std::nullopt},
+    {Backend::hexagon, std::nullopt},
+}};
+static_assert(rows_in_enum_order(k_offloads, &BackendRow<bool>::backend));
+
 }  // namespace
 
 Result<Emission> emit_ollama(const solver::PlanDocument& plan) {
@@ -53,8 +70,9 @@ Result<Emission> emit_ollama(const solver::PlanDocument& plan) {
   if (c.threads) set("num_thread", std::to_string(c.threads));
   set("num_predict", std::to_string(f.num_predict));
   notes.push_back("num_predict: the context left after the plan's " + std::to_string(c.prompt) + "-token prompt");
-  const bool ollama_gpu = backend_name == "metal" || backend_name == "cuda" || backend_name == "vulkan";
-  if (f.gpu && !ollama_gpu)
+  const std::optional<bool> offloads = k_offloads[std::size_t(c.backend)].spelling;
+  const bool ollama_gpu = offloads.value_or(false);
+  if (!offloads)
     e.not_expressed.push_back({"backend", backend_name, "Ollama has no " + backend_name + " backend", "cpu (num_gpu 0)"});
   set("num_gpu", ollama_gpu ? (f.layers ? std::to_string(f.layers + 1) : "999") : "0");
   notes.push_back(ollama_gpu ? "num_gpu: every layer on the " + backend_name + " backend" : "num_gpu 0: the plan runs on the CPU");

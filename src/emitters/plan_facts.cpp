@@ -70,7 +70,7 @@ PlanFacts plan_facts(const solver::PlanDocument& plan) {
   f.summary = describe(f.config);
   f.layers = field<std::uint32_t>(raw, {"model", "shape", "layers"}, 0);
   f.head_dim = field<std::uint32_t>(raw, {"model", "shape", "head_dim"}, 0);
-  f.gpu = f.config.backend != Backend::cpu;
+  f.accelerator = f.config.backend != Backend::cpu;
   f.batch = std::min(k_llama_batch, f.config.context);
   f.ubatch = std::min(k_llama_ubatch, f.batch);
   f.num_predict = f.config.context > f.config.prompt ? f.config.context - f.config.prompt : 0;
@@ -78,7 +78,7 @@ PlanFacts plan_facts(const solver::PlanDocument& plan) {
   const double usable = field<double>(raw, {"chosen", "memory", "usable_bytes"}, 0);
   if (usable > 0) f.memory_headroom = (usable - total) / usable;
   f.mlock = usable > 0 && f.memory_headroom < k_mlock_headroom;
-  f.no_mmap = f.gpu && f.device_class == "gpu";
+  f.no_mmap = f.accelerator && f.device_class == "gpu";
   return f;
 }
 

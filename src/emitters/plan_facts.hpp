@@ -22,7 +22,7 @@ struct PlanFacts {
   std::string device_id, device_class, scenario, summary;
   std::uint32_t layers = 0;    // 0 when the plan document does not carry the shape
   std::uint32_t head_dim = 0;  // likewise
-  bool gpu = false;            // backend offloads layers (metal, cuda, vulkan, opencl)
+  bool accelerator = false;    // the backend is not the CPU (a GPU or an NPU): offload where the target can
   std::uint32_t batch = 0, ubatch = 0;  // logical / physical batch: llama.cpp defaults capped at context
   std::uint32_t num_predict = 0;        // context - prompt: generation room the plan budgets for
   bool mlock = false;          // memory headroom under k_mlock_headroom: pin the resident weights

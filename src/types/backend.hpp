@@ -19,6 +19,7 @@ namespace trilemma {
 
 // Append at the end: names are persisted in plan documents and device files.
 enum class Backend : std::uint8_t { cpu, metal, cuda, vulkan, opencl, qnn, coreml, nnapi, rknpu, neuron, hexagon, count };
+inline constexpr std::size_t k_backend_count = static_cast<std::size_t>(Backend::count);
 
 enum class BackendKind : std::uint8_t { cpu, gpu, npu };
 
