@@ -5,6 +5,7 @@
 // goes into `not_expressed` and, as a comment or warning field, into the emitted text itself.
 #pragma once
 #include <array>
+#include <initializer_list>
 #include <optional>
 #include <span>
 #include <string>
@@ -14,7 +15,6 @@
 
 #include "solver/plan_document.hpp"
 #include "types/backend.hpp"
-#include "types/table_order.hpp"
 #include "types/result.hpp"
 
 namespace trilemma::emitters {
@@ -52,9 +52,7 @@ template <class... Context>
 using KvStrategyGaps = std::array<std::optional<NotExpressed> (*)(const DeploymentConfig&, Context...), k_kv_strategy_count>;
 
 // How a target spells each backend: one row per Backend, in enum order, `spelling` nullopt
-// where the target has no such backend. An emitter's table is std::array<BackendRow<T>,
-// k_backend_count> with static_assert(rows_in_enum_order(table, &BackendRow<T>::backend)), so a
-// new backend without its row does not compile (a missing row would be a second `cpu`).
+// where the target has no such backend (the plan's backend is then reported not expressed).
 template <class T>
 struct BackendRow {
   Backend backend;
@@ -62,6 +60,16 @@ struct BackendRow {
 };
 template <class T>
 using BackendTable = std::array<BackendRow<T>, k_backend_count>;
+
+// The table of the backends a target has (`spelled`), every other one nullopt: a new backend is
+// one row of types/backend.cpp, and a target learns it by one row here.
+template <class T>
+constexpr BackendTable<T> backend_table(std::initializer_list<BackendRow<T>> spelled) {
+  BackendTable<T> table{};
+  for (std::size_t i = 0; i < k_backend_count; ++i) table[i].backend = static_cast<Backend>(i);
+  for (const auto& row : spelled) table[static_cast<std::size_t>(row.backend)].spelling = row.spelling;
+  return table;
+}
 
 // "NOT EXPRESSED kv_strategy=sliding 2048+4: reason (emitted instead: x)".
 std::string describe(const NotExpressed& n);

@@ -14,20 +14,13 @@ namespace trilemma::emitters {
 namespace {
 
 // The CMake line that builds llama.cpp with each backend (none for the NPUs).
-constexpr BackendTable<std::string_view> k_builds = {{
+constexpr auto k_builds = backend_table<std::string_view>({
     {Backend::cpu, "cmake -B build"},
     {Backend::metal, "cmake -B build -DGGML_METAL=ON"},
     {Backend::cuda, "cmake -B build -DGGML_CUDA=ON"},
     {Backend::vulkan, "cmake -B build -DGGML_VULKAN=ON"},
     {Backend::opencl, "cmake -B build -DGGML_OPENCL=ON"},
-    {Backend::qnn, std::nullopt},
-    {Backend::coreml, std::nullopt},
-    {Backend::nnapi, std::nullopt},
-    {Backend::rknpu, std::nullopt},
-    {Backend::neuron, std::nullopt},
-    {Backend::hexagon, std::nullopt},
-}};
-static_assert(rows_in_enum_order(k_builds, &BackendRow<std::string_view>::backend));
+});
 
 // Single-quotes a value when the shell (or xargs) would split or expand it.
 std::string quoted(const std::string& v) {

@@ -47,20 +47,13 @@ constexpr KvStrategyGaps<std::string_view> k_kv_gaps = {
 };
 
 // MLC LLM's `mlc_llm compile --device` for each backend it targets; nullopt where it has none.
-constexpr BackendTable<std::string_view> k_devices = {{
+constexpr auto k_devices = backend_table<std::string_view>({
     {Backend::cpu, "cpu"},
     {Backend::metal, "metal"},
     {Backend::cuda, "cuda"},
     {Backend::vulkan, "vulkan"},
     {Backend::opencl, "opencl"},
-    {Backend::qnn, std::nullopt},
-    {Backend::coreml, std::nullopt},
-    {Backend::nnapi, std::nullopt},
-    {Backend::rknpu, std::nullopt},
-    {Backend::neuron, std::nullopt},
-    {Backend::hexagon, std::nullopt},
-}};
-static_assert(rows_in_enum_order(k_devices, &BackendRow<std::string_view>::backend));
+});
 
 }  // namespace
 

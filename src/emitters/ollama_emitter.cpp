@@ -27,20 +27,12 @@ constexpr KvStrategyGaps<> k_kv_gaps = {
 
 // Whether Ollama offloads layers to each backend (num_gpu): its GPU runners; nullopt where it
 // has no such backend and the plan runs on the CPU instead.
-constexpr BackendTable<bool> k_offloads = {{
+constexpr auto k_offloads = backend_table<bool>({
     {Backend::cpu, false},
     {Backend::metal, true},
     {Backend::cuda, true},
     {Backend::vulkan, true},
-    {Backend::opencl, std::nullopt},
-    {Backend::qnn, std::nullopt},
-    {Backend::coreml, std::nullopt},
-    {Backend::nnapi, std::nullopt},
-    {Backend::rknpu, std::nullopt},
-    {Backend::neuron, std::nullopt},
-    {Backend::hexagon, std::nullopt},
-}};
-static_assert(rows_in_enum_order(k_offloads, &BackendRow<bool>::backend));
+});
 
 }  // namespace
 
