@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <map>
 
 namespace trilemma::engine {
@@ -19,28 +20,38 @@ void WeightStorage::Free::operator()(std::byte* p) const {
 }
 
 namespace {
-constexpr std::size_t k_huge_page = std::size_t(2) << 20;
+// The kernel's PMD-sized huge page (2 MiB on x86-64 and 4 KiB-page arm64; 32 MiB / 512 MiB with
+// 16 / 64 KiB base pages), read once; 2 MiB where the kernel does not say.
+std::size_t huge_page_bytes() {
+  static const std::size_t bytes = [] {
+    std::ifstream in("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size");
+    std::size_t v = 0;
+    return in >> v && v > 0 ? v : std::size_t(2) << 20;
+  }();
+  return bytes;
+}
 
 // An anonymous mapping of `bytes` (a multiple of the page size) starting on a 2 MiB boundary,
 // its whole 2 MiB units advised MADV_HUGEPAGE; the tail stays on small pages, so nothing beyond
 // `bytes` is ever resident. nullptr when the kernel refuses the mapping.
 std::byte* map_on_huge_pages(std::size_t bytes) {
-  void* m = mmap(nullptr, bytes + k_huge_page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  const std::size_t huge = huge_page_bytes();
+  void* m = mmap(nullptr, bytes + huge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (m == MAP_FAILED) return nullptr;
   const auto base = reinterpret_cast<std::uintptr_t>(m);
-  const auto start = (base + k_huge_page - 1) / k_huge_page * k_huge_page;
+  const auto start = (base + huge - 1) / huge * huge;
   if (start > base) (void)munmap(m, start - base);
-  const std::size_t tail = base + bytes + k_huge_page - (start + bytes);
+  const std::size_t tail = base + bytes + huge - (start + bytes);
   if (tail > 0) (void)munmap(reinterpret_cast<void*>(start + bytes), tail);
-  // Advisory: where THP is off or refused, the range simply stays on 4 KiB pages.
-  (void)madvise(reinterpret_cast<void*>(start), bytes / k_huge_page * k_huge_page, MADV_HUGEPAGE);
+  // Advisory: where THP is off or refused, the range simply stays on small pages.
+  (void)madvise(reinterpret_cast<void*>(start), bytes / huge * huge, MADV_HUGEPAGE);
   return reinterpret_cast<std::byte*>(start);
 }
 }  // namespace
 
 std::byte* WeightStorage::allocate(std::size_t bytes) {
   const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
-  if (bytes >= k_huge_page) {
+  if (bytes >= huge_page_bytes()) {
     const std::size_t rounded = (bytes + page - 1) / page * page;
     if (std::byte* p = map_on_huge_pages(rounded)) {  // zeroed by the kernel
       m_buffers.emplace_back(p, Free{rounded});

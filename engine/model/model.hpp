@@ -61,8 +61,8 @@ struct LayerWeights {
 // Owns weight memory: aligned heap buffers and anything else (mappings) held by shared_ptr.
 class WeightStorage {
  public:
-  // 64-byte aligned, zeroed. From 2 MiB up, a mapping of its own on 2 MiB pages where the
-  // kernel allows them: decode streams every weight per token, and with 4 KiB pages q4_0 lost
+  // 64-byte aligned, zeroed. From the kernel's huge page size up (2 MiB on x86-64), a mapping
+  // of its own on huge pages where the kernel allows them: decode streams every weight per token, and with 4 KiB pages q4_0 lost
   // a tenth of its speed to TLB misses (docs/performance.md, session 25).
   std::byte* allocate(std::size_t bytes);
   // Whether [p, p + bytes) lies in a buffer allocate() returned (so it may be rewritten).
