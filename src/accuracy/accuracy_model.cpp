@@ -260,9 +260,7 @@ void add_kv_term(AccuracyEstimate& a, const LossTraits& traits, TensorType kv_ty
 
 bool imatrix_applies(WeightFormat w) {
   // llama.cpp's Q8_0 and float types ignore an importance matrix.
-  const TensorType bulk = info(w).bulk;
-  return !info(w).llama_cpp.empty() && bulk != TensorType::f32 && bulk != TensorType::f16 && bulk != TensorType::bf16 &&
-         bulk != TensorType::q8_0;
+  return !info(w).llama_cpp.empty() && !full_precision(w) && info(w).bulk != TensorType::q8_0;
 }
 
 bool imatrix_required(WeightFormat w) { return w == WeightFormat::iq2_xs; }

@@ -22,7 +22,7 @@ Result<double> checked_kld(double v, const std::string& file, const std::string&
 
 Result<WeightFormat> format_named(const std::string& name) {
   if (const auto f = weight_format_from_name(name)) {
-    if (*f == WeightFormat::f32 || *f == WeightFormat::f16 || *f == WeightFormat::bf16)
+    if (full_precision(*f))
       return make_error(ErrorKind::usage, k_flag, "", name + " is full precision: there is no quantization loss to calibrate with");
     return *f;
   }

@@ -195,13 +195,12 @@ std::vector<SpeculativeConfig> spec_choices(const models::Model& target, WeightF
   return out;
 }
 
-// The formats a backend runs on the device. INT3/INT2 are trilemma-engine formats no
-// deployment runtime loads: searched only when pinned.
+// The formats a backend runs on the device; pinned-only ones (int3, int2) when pinned.
 std::vector<WeightFormat> weight_choices(const PreparedDevice& pd, Backend backend, const Pins& pins) {
   if (pins.weights) return pd.efficiency(backend, *pins.weights) ? std::vector{*pins.weights} : std::vector<WeightFormat>{};
   std::vector<WeightFormat> out;
   for (const auto& row : weight_formats())
-    if (row.format != WeightFormat::int3 && row.format != WeightFormat::int2 && pd.efficiency(backend, row.format))
+    if (!row.pinned_only && pd.efficiency(backend, row.format))
       out.push_back(row.format);
   return out;
 }

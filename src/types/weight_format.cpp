@@ -44,9 +44,9 @@ constexpr std::array k_table = {
     WeightFormatInfo{WeightFormat::iq2_xs, "iq2_xs", "IQ2_XS", 20, T::iq2_xs, T::q4_k, L::all, T::iq3_xxs, L::all,
                      T::iq3_xxs, T::iq3_xxs, T::q4_k, T::q5_k, T::iq2_xs, std::nullopt, k_llama_quant},
     WeightFormatInfo{WeightFormat::int3, "int3", "", std::nullopt, T::tq3_t, T::tq3_t, L::none, T::tq3_t, L::none, T::tq3_t,
-                     T::tq3_t, T::tq3_t, T::q8_0, T::tq3_t, T::tq3_t, k_ours},
+                     T::tq3_t, T::tq3_t, T::q8_0, T::tq3_t, T::tq3_t, k_ours, std::nullopt, false, true},
     WeightFormatInfo{WeightFormat::int2, "int2", "", std::nullopt, T::tq2_t, T::tq2_t, L::none, T::tq2_t, L::none, T::tq2_t,
-                     T::tq2_t, T::tq2_t, T::q8_0, T::tq2_t, T::tq2_t, k_ours},
+                     T::tq2_t, T::tq2_t, T::q8_0, T::tq2_t, T::tq2_t, k_ours, std::nullopt, false, true},
     WeightFormatInfo{WeightFormat::w4a16, "w4a16", "", std::nullopt, T::i4, T::i4, L::none, T::i4, L::none, T::i4, T::i4, T::i4,
                      T::i8, T::i8, std::nullopt, k_npu},
     WeightFormatInfo{WeightFormat::w8a16, "w8a16", "", std::nullopt, T::i8, T::i8, L::none, T::i8, L::none, T::i8, T::i8, T::i8,
@@ -80,6 +80,11 @@ std::string engine_weight_format_names() {
   for (const auto& row : k_table)
     if (row.engine_type) out += (out.empty() ? "" : ", ") + std::string(row.name);
   return out;
+}
+
+bool full_precision(WeightFormat format) {
+  const TensorType bulk = info(format).bulk;
+  return bulk == TensorType::f32 || bulk == TensorType::f16 || bulk == TensorType::bf16;
 }
 
 bool selects_layer(MoreBitsLayers rule, std::uint32_t i, std::uint32_t n) {

@@ -55,10 +55,15 @@ struct WeightFormatInfo {
   // type it assigns, fallbacks included, has engine kernels, and its name is not also a tensor
   // type (q6_k and q2_k name one, and run it throughout).
   bool engine_recipe = false;
+  // A trilemma-engine format no deployment runtime loads (int3, int2): the planner searches it
+  // only when pinned.
+  bool pinned_only = false;
 };
 
 std::span<const WeightFormatInfo> weight_formats();
 const WeightFormatInfo& info(WeightFormat format);
+// Whether the format stores its bulk weights unquantized (f32, f16, bf16): no quantization loss.
+bool full_precision(WeightFormat format);
 std::optional<WeightFormat> weight_format_from_name(std::string_view name);
 // "f32, bf16, f16, ...": every format, or those the reference engine runs (an engine_type), in
 // table order; for help texts and error messages.

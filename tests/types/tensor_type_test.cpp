@@ -42,3 +42,13 @@ TEST_CASE("types: the name lists in help texts and errors are the tables' rows",
   CHECK(engine.find("q4_k_m") == std::string::npos);  // a llama.cpp recipe the engine does not run
   CHECK(kv_format_names() == "f32, f16, q8_0, q4_0");
 }
+
+TEST_CASE("types::weight_formats: row flags the planner and the loss models read", "[types]") {
+  for (const auto& row : weight_formats()) {
+    CAPTURE(row.name);
+    // Only trilemma's own ternary-style formats wait to be pinned; every runtime format is searched.
+    CHECK(row.pinned_only == (row.format == WeightFormat::int3 || row.format == WeightFormat::int2));
+    CHECK(full_precision(row.format) ==
+          (row.format == WeightFormat::f32 || row.format == WeightFormat::f16 || row.format == WeightFormat::bf16));
+  }
+}
