@@ -11,6 +11,7 @@
 #include "engine/gguf/mapped_file.hpp"
 #include "engine/model/loaders.hpp"
 #include "engine/model/prepare.hpp"
+#include "types/llama2c_header.hpp"
 
 namespace trilemma::engine {
 namespace {
@@ -25,20 +26,10 @@ Result<Model> load_llama2c(const std::filesystem::path& path, const WeightChoice
   auto mapped = gguf::MappedFile::open(path);
   if (!mapped) return mapped.error();
   const auto bytes = (*mapped)->bytes();
-  if (bytes.size() < 28) return make_error(ErrorKind::input, file, "byte 0", "header: needs 28 bytes, file has " + std::to_string(bytes.size()));
-  std::array<std::int32_t, 7> h{};
-  std::memcpy(h.data(), bytes.data(), 28);
-  static constexpr auto k_fields = std::to_array<const char*>({"dim", "hidden_dim", "n_layers", "n_heads", "n_kv_heads", "vocab_size", "seq_len"});
-  for (int i = 0; i < 7; ++i) {
-    const std::int64_t v = i == 5 ? std::abs(std::int64_t(h[i])) : h[i];
-    if (v <= 0) return make_error(ErrorKind::input, file, "byte " + std::to_string(4 * i), std::string("header.") + k_fields[i] + ": must be > 0, got " + std::to_string(h[i]));
-  }
-  const bool tied = h[5] > 0;
-  const std::uint64_t dim = h[0], hidden = h[1], layers = h[2], heads = h[3], kv_heads = h[4], vocab = std::uint64_t(std::abs(std::int64_t(h[5]))), seq_len = h[6];
-  if (dim % heads != 0 || (dim / heads) % 2 != 0)
-    return make_error(ErrorKind::input, file, "byte 12", "header.n_heads: must divide dim into even head sizes");
-  if (kv_heads > heads || heads % kv_heads != 0)
-    return make_error(ErrorKind::input, file, "byte 16", "header.n_kv_heads: must divide n_heads");
+  TRILEMMA_TRY(header, parse_llama2c_header(bytes, file));
+  const bool tied = header.tied;
+  const std::uint64_t dim = header.dim, hidden = header.hidden_dim, layers = header.layers, heads = header.heads,
+                      kv_heads = header.kv_heads, vocab = header.vocab, seq_len = header.seq_len;
   const std::uint64_t head_size = dim / heads, kv_dim = kv_heads * head_size;
 
   // Offsets in floats, in file order; every product checked.
@@ -57,9 +48,9 @@ Result<Model> load_llama2c(const std::filesystem::path& path, const WeightChoice
     std::swap(p.offset, floats);  // p.offset = start, floats = end
   }
   std::uint64_t need = 0;
-  if (!mul(floats, 4, need) || need > bytes.size() - 28)
+  if (!mul(floats, 4, need) || need > bytes.size() - k_llama2c_header_bytes)
     return make_error(ErrorKind::input, file, "byte " + std::to_string(bytes.size()),
-                      "weights: header needs " + std::to_string(floats) + " floats (" + std::to_string(need + 28) +
+                      "weights: header needs " + std::to_string(floats) + " floats (" + std::to_string(need + k_llama2c_header_bytes) +
                           " bytes), file has " + std::to_string(bytes.size()) + " bytes");
 
   Model m;
@@ -77,7 +68,7 @@ Result<Model> load_llama2c(const std::filesystem::path& path, const WeightChoice
   m.shape.rope_layout = RopeLayout::adjacent;
   if (const std::string problem = validate_shape(m.shape); !problem.empty())
     return make_error(ErrorKind::input, file, "byte 0", "header: " + problem);
-  const std::byte* base = bytes.data() + 28;
+  const std::byte* base = bytes.data() + k_llama2c_header_bytes;
   const auto part = [&](int index, std::uint64_t layer) {
     const Part& p = parts[std::size_t(index)];
     return Matrix{TensorType::f32, std::int64_t(p.rows), std::int64_t(p.cols), base + 4 * (p.offset + layer * p.rows * p.cols)};

@@ -6,19 +6,11 @@
 #include <fstream>
 
 #include "models/catalog.hpp"
+#include "types/llama2c_header.hpp"
 #include "types/weight_format.hpp"
 
 namespace trilemma::verify {
 namespace {
-
-// The shape stored in a llama2.c checkpoint header: 7 int32 (dim, hidden, layers, heads,
-// kv_heads, vocab (negative = untied), seq_len).
-std::optional<std::array<std::int32_t, 7>> llama2c_header(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::array<std::int32_t, 7> h{};
-  if (!in.read(reinterpret_cast<char*>(h.data()), sizeof h)) return std::nullopt;
-  return h;
-}
 
 // The resident share of the KV the engine allocates for an offload point (its cache: every
 // layer holds every position), in MiB.
@@ -132,12 +124,14 @@ Status check_model_file(const models::Model& m, const std::string& file) {
     if (f.shape.vocab != s.vocab) return mismatch("vocab", s.vocab, f.shape.vocab);
     return Ok{};
   }
-  const auto h = llama2c_header(file);
-  if (!h) return make_error(ErrorKind::input, file, "header", "not a GGUF file and too short for a llama2.c header");
-  if (std::uint32_t((*h)[0]) != s.hidden) return mismatch("hidden", s.hidden, std::uint32_t((*h)[0]));
-  if (std::uint32_t((*h)[2]) != s.layers) return mismatch("layers", s.layers, std::uint32_t((*h)[2]));
-  if (std::uint32_t((*h)[4]) != s.kv_heads) return mismatch("kv_heads", s.kv_heads, std::uint32_t((*h)[4]));
-  if (std::uint32_t(std::abs((*h)[5])) != s.vocab) return mismatch("vocab", s.vocab, std::uint32_t(std::abs((*h)[5])));
+  std::array<std::byte, k_llama2c_header_bytes> bytes{};
+  std::ifstream in(file, std::ios::binary);
+  in.read(reinterpret_cast<char*>(bytes.data()), std::streamsize(bytes.size()));
+  TRILEMMA_TRY(h, parse_llama2c_header(std::span(bytes.data(), std::size_t(in.gcount())), file));
+  if (h.dim != s.hidden) return mismatch("hidden", s.hidden, h.dim);
+  if (h.layers != s.layers) return mismatch("layers", s.layers, h.layers);
+  if (h.kv_heads != s.kv_heads) return mismatch("kv_heads", s.kv_heads, h.kv_heads);
+  if (h.vocab != s.vocab) return mismatch("vocab", s.vocab, h.vocab);
   return Ok{};
 }
 

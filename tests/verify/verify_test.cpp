@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 
 #include <nlohmann/json.hpp>
 
@@ -279,4 +281,25 @@ TEST_CASE("verify: a llama.cpp recipe runs tensor by tensor and is predicted wit
   const auto draft = verify::build_points(model, request);
   REQUIRE_FALSE(draft.ok());
   CHECK_THAT(draft.error().to_string(), Catch::Contains("draft_weights"));
+}
+
+TEST_CASE("verify::check_model_file: a llama2.c checkpoint's header against the catalog shape", "[verify]") {
+  auto model = models::resolve_model("stories260k");
+  REQUIRE(model.ok());
+  const auto path = std::filesystem::temp_directory_path() / "trilemma-verify-header.bin";
+  const auto write = [&](std::initializer_list<std::int32_t> fields) {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    for (std::int32_t v : fields) out.write(reinterpret_cast<const char*>(&v), 4);
+  };
+  write({64, 172, 5, 8, 4, 512, 512});  // stories260K's own header (the weights are not read)
+  CHECK(verify::check_model_file(*model, path.string()).ok());
+  write({64, 172, 6, 8, 4, 512, 512});
+  auto s = verify::check_model_file(*model, path.string());
+  REQUIRE_FALSE(s.ok());
+  CHECK(s.error().message == "the file's layers is 6 but stories260k has 5");
+  write({64, 172});
+  s = verify::check_model_file(*model, path.string());
+  REQUIRE_FALSE(s.ok());
+  CHECK(s.error().message == "header: needs 28 bytes, file has 8");
+  std::filesystem::remove(path);
 }
