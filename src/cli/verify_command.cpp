@@ -99,13 +99,13 @@ int run_verify(VerifyFlags& f) {
   if (progress && tty) std::cerr << "\r" << std::string(120, ' ') << "\r";
   if (!outcome.ok()) return report_error(outcome.error());
   if (!outcome->calibration_written.empty()) spdlog::info("calibration written to {}", outcome->calibration_written);
-  const verify::ReportInputs* in = &outcome->report;
-  const auto doc = verify::report_json(*in);
+  const verify::ReportInputs& in = outcome->report;
+  const auto doc = verify::report_json(in);
   if (!f.out.empty())
     if (auto w = io::write_file_atomically(f.out, json_text(doc) + "\n"); !w.ok()) return report_error(w.error());
   if (f.as_json) std::cout << json_text(doc) << "\n";
-  else print_report(*in);
-  return verify::all_pass(*in) ? k_exit_ok : k_exit_check_failed;
+  else print_report(in);
+  return verify::all_pass(in) ? k_exit_ok : k_exit_check_failed;
 }
 
 }  // namespace

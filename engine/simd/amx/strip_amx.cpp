@@ -27,9 +27,7 @@
 
 #include <algorithm>
 #include <cstddef>
-#include <vector>
 
-#include "engine/quant/blocks.hpp"
 #include "engine/quant/kernels.hpp"
 #include "engine/quant/q8_panel.hpp"
 #include "engine/quant/x16_layout.hpp"
