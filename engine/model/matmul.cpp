@@ -16,7 +16,8 @@ constexpr std::size_t k_multi_block_bytes = 16 * 1024;
 std::int64_t units_of(std::int64_t rows) { return (rows + k_unit_rows - 1) / k_unit_rows; }
 }  // namespace
 
-void Matmul::run(const float* x, int n, std::int64_t cols, std::span<const MatmulJob> jobs) {
+void Matmul::run(const float* x, int n, std::int64_t cols, std::span<const MatmulJob> jobs, Bits bits) {
+  const bool tiles = bits == Bits::any && n >= k_min_tile_tokens;
   // Which activation formats are needed, each quantized once.
   std::array<TensorType, k_max_activation_formats> act_types{};
   int act_count = 0;
@@ -27,6 +28,7 @@ void Matmul::run(const float* x, int n, std::int64_t cols, std::span<const Matmu
     TileFn tile;  // nullptr when the format has no tile for this ISA
     StripFn strip;  // x16 matrices only
     RowsFn rows_fn;  // nullptr when the format has no rows x tokens kernel for this ISA
+    PanelRowsFn rows_amx;  // the AMX float rows over m_bf16, where the CPU allows them
     DotMultiFn multi;  // nullptr when the format's dot has no multi-token twin for this ISA
     int act;
     std::int64_t unit_begin;            // in units of k_unit_rows, over all jobs
@@ -45,9 +47,17 @@ void Matmul::run(const float* x, int n, std::int64_t cols, std::span<const Matmu
     const Matrix& w = *job.w;
     const bool x4 = w.layout == WeightLayout::x4, x16 = w.layout == WeightLayout::x16;
     prepared.push_back({&w, job.y, select_dot(k, m_isa), x4 ? select_tile(k, m_isa) : nullptr, x16 ? select_strip(k, m_isa) : nullptr,
-                        select_rows(k, m_isa), select_dot_multi(k, m_isa), slot, total_units, w.row_bytes(), x4 ? x4_code_bytes(w.row_bytes(), w.cols / 32) : 0,
+                        select_rows(k, m_isa), tiles ? select_rows_amx(k, m_isa) : nullptr, select_dot_multi(k, m_isa), slot, total_units, w.row_bytes(), x4 ? x4_code_bytes(w.row_bytes(), w.cols / 32) : 0,
                         x4 ? w.x4_codes(0) : x16 ? w.x16_codes(0) : nullptr, x4 ? w.x4_scales(0) : x16 ? w.x16_scales(0) : nullptr});
     total_units += units_of(job.w->rows);
+  }
+  const bool bf16 = std::any_of(prepared.begin(), prepared.end(), [](const Prepared& p) { return p.rows_amx != nullptr; });
+  if (bf16) {
+    resize_bf16_panel(m_bf16, n, cols);
+    const PackBf16TokenFn pack = select_pack_bf16_panel_token(m_isa);
+    m_pool.parallel_for(n, 4, [&](std::int64_t begin, std::int64_t end) {
+      for (std::int64_t t = begin; t < end; ++t) pack(x + std::size_t(t) * std::size_t(cols), int(t), m_bf16);
+    });
   }
   std::array<std::size_t, k_max_activation_formats> act_row_bytes{};
   for (int s = 0; s < act_count; ++s) {
@@ -98,6 +108,10 @@ void Matmul::run(const float* x, int n, std::int64_t cols, std::span<const Matmu
                  rows);
         continue;
       }
+      if (p.rows_amx != nullptr) {
+        p.rows_amx(p.w->data + std::size_t(first) * p.row_bytes, p.row_bytes, int(last - first), m_bf16, 0, n, p.y + std::size_t(first), rows);
+        continue;
+      }
       if (p.rows_fn != nullptr) {
         // Tokens in slices of k_rows_tokens, so a slice's activations stay in L2 while the
         // chunk's rows pass over them.
@@ -140,7 +154,7 @@ std::uint64_t Matmul::scratch_bytes() const {
   for (const auto& a : m_act) act += a.capacity();
   for (const Q8Panel& p : m_panel)
     act += p.s8.capacity() + p.u8.capacity() + p.tile_codes.capacity() + 4 * (p.init.capacity() + p.dy.capacity() + p.zero.capacity());
-  return act;
+  return act + 2 * m_bf16.data.capacity();
 }
 
 }  // namespace trilemma::engine

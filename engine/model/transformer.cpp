@@ -150,11 +150,14 @@ void Transformer::run_chunk(std::span<const int> tokens, int pos0, float* logits
   const auto add_residual = [&](std::size_t t) {
     for (std::size_t i = t * std::size_t(dim); i < (t + 1) * std::size_t(dim); ++i) m_x[i] += m_xb[i];
   };
+  // A prompt's prefill (no per-token logits wanted) may take the faster kernels whose floats
+  // differ from decode's; a call whose logits are compared with decode's may not.
+  const Bits bits = all_logits ? Bits::decode : Bits::any;
   for (int l = 0; l < int(s.layers); ++l) {
     const LayerWeights& w = m_model.layers[std::size_t(l)];
     each_token([&](std::size_t t) { rmsnorm(&m_xb[t * dim], &m_x[t * dim], w.attn_norm, dim, m_model.norm_eps); });
     const MatmulJob qkv[] = {{&w.wq, m_q.data()}, {&w.wk, m_k.data()}, {&w.wv, m_v.data()}};
-    m_matmul.run(m_xb.data(), n, dim, qkv);
+    m_matmul.run(m_xb.data(), n, dim, qkv, bits);
     each_token([&](std::size_t t) {
       float* q = &m_q[t * q_dim];
       float* k = &m_k[t * kv_dim];
@@ -166,16 +169,16 @@ void Transformer::run_chunk(std::span<const int> tokens, int pos0, float* logits
     for (int t = 0; t < n; ++t) m_cache->store(l, pos0 + t, &m_k[std::size_t(t) * kv_dim], &m_v[std::size_t(t) * kv_dim]);
     attention(l, n, pos0);
     const MatmulJob wo[] = {{&w.wo, m_xb.data()}};
-    m_matmul.run(m_att.data(), n, q_dim, wo);
+    m_matmul.run(m_att.data(), n, q_dim, wo, bits);
     each_token([&](std::size_t t) {
       add_residual(t);
       rmsnorm(&m_xb[t * dim], &m_x[t * dim], w.ffn_norm, dim, m_model.norm_eps);
     });
     const MatmulJob gate_up[] = {{&w.w1, m_hb.data()}, {&w.w3, m_hb2.data()}};
-    m_matmul.run(m_xb.data(), n, dim, gate_up);
+    m_matmul.run(m_xb.data(), n, dim, gate_up, bits);
     each_token([&](std::size_t t) { m_swiglu(&m_hb[t * ffn], &m_hb2[t * ffn], std::size_t(ffn)); });
     const MatmulJob down[] = {{&w.w2, m_xb.data()}};
-    m_matmul.run(m_hb.data(), n, ffn, down);
+    m_matmul.run(m_hb.data(), n, ffn, down, bits);
     each_token(add_residual);
   }
 

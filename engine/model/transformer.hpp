@@ -24,7 +24,11 @@ class Transformer {
 
   // Runs tokens[i] at position pos0 + i, storing their K/V (positions >= pos0 are replaced).
   // Returns the logits of the last token ([vocab]) or, with all_logits, of every token
-  // ([tokens.size()][vocab]). The span is valid until the next call.
+  // ([tokens.size()][vocab]). The span is valid until the next call. With all_logits every
+  // token's logits are a one-token call's bit for bit (what speculative verification compares);
+  // without it a chunk of 16 or more tokens may run kernels whose floats differ slightly
+  // (Matmul's Bits::any: the AMX-BF16 f16 rows), so a prompt's K/V and last logits can differ
+  // from decoding the prompt token by token in the last bits.
   Result<std::span<const float>> forward(std::span<const int> tokens, int pos0, bool all_logits = false);
 
   const Model& model() const { return m_model; }

@@ -63,6 +63,7 @@ CpuFeatures detect() {
     const bool amx_cpu = ((d >> 24) & 1) && ((d >> 25) & 1);  // AMX-TILE, AMX-INT8
     const bool os_amx = osxsave && (x & 0x60000) == 0x60000;   // XTILECFG, XTILEDATA
     f.amx_int8 = f.avx512f && f.avx512bw && f.avx512vl && amx_cpu && os_amx && request_amx_permission();
+    f.amx_bf16 = f.amx_int8 && ((d >> 22) & 1);
     __get_cpuid_count(7, 1, &a, &b, &c, &d);
     f.avxvnni = os_avx && ((a >> 4) & 1);
   }

@@ -16,6 +16,7 @@ struct CpuFeatures {
   // the tile data by the kernel (Linux's arch_prctl(ARCH_REQ_XCOMP_PERM)); without the permission
   // the first tile instruction faults, so all three are required.
   bool amx_int8 = false;
+  bool amx_bf16 = false;     // the same, with AMX-BF16 (TDPBF16PS)
   bool amd = false;          // vendor "AuthenticAMD"
   unsigned family = 0;       // x86 display family (AMD 19h: Zen 3/4, 1Ah: Zen 5)
   bool neon = false, dotprod = false, i8mm = false;  // aarch64

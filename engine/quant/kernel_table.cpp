@@ -2,6 +2,7 @@
 // formats without kernels (the iq1/iq2/iq3 families, iq4_xs, ...) have no row and the engine refuses to load them.
 #include "engine/quant/kernel_table.hpp"
 
+#include "engine/quant/bf16_panel.hpp"
 #include "engine/quant/cpu_features.hpp"
 #include "engine/quant/q8_panel.hpp"
 
@@ -31,7 +32,8 @@ constexpr std::array k_table = {
                   nullptr, TRILEMMA_X86(rows_f32_f32_avx512)},
     FormatKernels{T::f16, T::f32, quantize_row_f16, dequantize_row_f16, dot_f16_f32_ref,
                   TRILEMMA_X86(dot_f16_f32_avx2), TRILEMMA_NEON(dot_f16_f32_neon), 1e-5f, 3e-4f, nullptr, nullptr,
-                  nullptr, TRILEMMA_X86(rows_f16_f32_avx512)},
+                  nullptr, TRILEMMA_X86(rows_f16_f32_avx512), nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+                  TRILEMMA_X86(rows_f16_bf16_amx)},
     FormatKernels{T::bf16, T::f32, quantize_row_bf16, dequantize_row_bf16, dot_bf16_f32_ref,
                   TRILEMMA_X86(dot_bf16_f32_avx2), TRILEMMA_NEON(dot_bf16_f32_neon), 1e-5f, 2e-3f},
     FormatKernels{T::q8_0, T::q8_0, quantize_row_q8_0, dequantize_row_q8_0, dot_q8_0_q8_0_ref,
@@ -151,6 +153,22 @@ bool amx_tiles() {
     return cpu_features().amx_int8 && !(env != nullptr && std::strcmp(env, "0") == 0);
   }();
   return on;
+}
+
+bool amx_bf16_tiles() {
+  static const bool on = [] {
+    const char* env = std::getenv("TRILEMMA_AMX");
+    return cpu_features().amx_bf16 && !(env != nullptr && std::strcmp(env, "0") == 0);
+  }();
+  return on;
+}
+
+PanelRowsFn select_rows_amx(const FormatKernels& k, Isa isa) {
+  return isa == Isa::avx512vnni && k.rows_amx != nullptr && amx_bf16_tiles() ? k.rows_amx : nullptr;
+}
+
+PackBf16TokenFn select_pack_bf16_panel_token(Isa isa) {
+  return isa == Isa::avx512vnni ? TRILEMMA_X86(pack_bf16_panel_token_avx512) : pack_bf16_panel_token;
 }
 
 StripFn select_strip(const FormatKernels& k, Isa isa) {

@@ -47,6 +47,10 @@ struct FormatKernels {
   // AMX-INT8 twin of strip_x16_avx512 on the same x16 matrices (same bits, tested), picked by
   // select_strip where the CPU and the OS allow the tiles.
   StripFn strip_x16_amx = nullptr;
+  // AMX-BF16 rows x tokens kernel over the bf16 panel (quant/bf16_panel.hpp), for formats with
+  // f32 activations; picked by select_rows_amx for decode and prefill alike (their floats agree
+  // bit for bit; against the _ref dot within k_bf16_split_tolerance, tested).
+  PanelRowsFn rows_amx = nullptr;
 };
 
 // avx512vnni implies avx2: formats without a tile use their avx2 dot. dotprod implies neon:
@@ -70,6 +74,13 @@ StripFn select_strip(const FormatKernels& k, Isa isa);
 // Whether the strips run on AMX tiles: cpu_features().amx_int8, unless TRILEMMA_AMX=0 (for A/B
 // measurements against the VNNI strips, whose results are the same bits); read once per process.
 bool amx_tiles();
+// Whether the float rows run on AMX-BF16 tiles: cpu_features().amx_bf16, unless TRILEMMA_AMX=0.
+bool amx_bf16_tiles();
+// The AMX rows column when amx_bf16_tiles() and the row has one, else nullptr (then select_rows).
+PanelRowsFn select_rows_amx(const FormatKernels& k, Isa isa);
+// The packer of the bf16 panel for `isa`: the AVX-512 twin under avx512vnni, else the reference.
+using PackBf16TokenFn = void (*)(const float* x, int t, Bf16Panel& panel);
+PackBf16TokenFn select_pack_bf16_panel_token(Isa isa);
 // The rows x tokens kernel for `isa`, or nullptr (then the matmul calls the dot per row and token).
 RowsFn select_rows(const FormatKernels& k, Isa isa);
 // The quantizer for `isa`: the AVX-512 column where it exists, else the reference.

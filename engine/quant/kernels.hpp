@@ -11,6 +11,7 @@ using QuantizeRowFn = void (*)(const float* x, void* y, std::int64_t n);
 using DequantizeRowFn = void (*)(const void* x, float* y, std::int64_t n);
 using DotFn = float (*)(const void* w, const void* a, std::int64_t n);
 struct Q8Panel;  // quant/q8_panel.hpp
+struct Bf16Panel;  // quant/bf16_panel.hpp
 // `rows` consecutive weight rows in the x4 layout (x4_layout.hpp: row r's 64-byte aligned codes
 // at codes + r * code_stride, its fp16 scales at scales + r * scale_stride) against tokens
 // t0 .. t0 + nt - 1 (nt <= 8) of a Q8 panel: out[r + j * out_stride] = dot(row r, token t0 + j).
@@ -33,6 +34,12 @@ using StripFn = void (*)(const std::uint8_t* codes, const std::uint16_t* scales,
 // For formats whose activations stay f32 (f32, f16), so a row is converted once per few tokens.
 using RowsFn = void (*)(const void* w, std::size_t w_row_bytes, int rows, const float* x, std::size_t x_stride, int nt,
                         std::int64_t n, float* out, std::size_t out_stride);
+
+// `rows` consecutive weight rows in ggml layout (row r at w + r * w_row_bytes) against tokens
+// t0 .. t0 + nt - 1 of a bf16 panel (REQUIRES t0 % 16 == 0; the panel's n is the row length):
+// out[r + j * out_stride] = dot(row r, token t0 + j). Decode and prefill share it.
+using PanelRowsFn = void (*)(const void* w, std::size_t w_row_bytes, int rows, const Bf16Panel& panel, int t0, int nt, float* out,
+                             std::size_t out_stride);
 
 // One weight row against nt <= k_dot_multi_tokens activation rows (token t at a + t * a_stride
 // bytes): out[t] = dot(w, token t). The row is unpacked once for all of them; each token's
@@ -146,6 +153,11 @@ void strip_q8_0_x16_amx(const std::uint8_t* codes, const std::uint16_t* scales, 
 // engine/simd/amx/strip_k_amx.cpp (the same for Q4_K; below 16 tokens the VNNI strips)
 void strip_q4_k_x16_amx(const std::uint8_t* codes, const std::uint16_t* scales, std::int64_t blocks, int strips,
                         const Q8Panel& panel, int t0, int nt, float* out, std::size_t out_stride);
+
+// engine/simd/amx/rows_f16_amx.cpp (AMX-BF16 + AVX-512; x86-64 builds only, called only when
+// cpu_features().amx_bf16): f16 rows on the tile unit, within k_bf16_split_tolerance of dot_f16_f32_ref.
+void rows_f16_bf16_amx(const void* w, std::size_t w_row_bytes, int rows, const Bf16Panel& panel, int t0, int nt, float* out,
+                       std::size_t out_stride);
 
 // engine/simd/avx512/dot_k_avx512vnni.cpp (AVX-512 F/BW/VL + VNNI; x86-64 builds only)
 float dot_q4_k_q8_k_avx512vnni(const void* w, const void* a, std::int64_t n);

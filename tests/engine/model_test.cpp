@@ -332,6 +332,40 @@ TEST_CASE("engine::Transformer: batched prefill logits equal sequential decode l
   }
 }
 
+TEST_CASE("engine::Transformer: a prompt's prefill may take the tile kernels, within their tolerance of decode, and only without per-token logits", "[engine]") {
+  const ModelShape s = x4_shape();
+  std::vector<int> tokens;
+  for (int i = 0; i < 40; ++i) tokens.push_back((i * 37 + 5) % int(s.vocab));  // 40 tokens: two slabs and a short one
+  const Isa isa = detect_isa();
+  const bool tiles = select_rows_amx(*find_kernels(TensorType::f16), isa) != nullptr;
+  if (!tiles) WARN("no AMX-BF16 f16 rows on this CPU (or TRILEMMA_AMX=0): prefill must equal decode bit for bit here");
+  ThreadPool pool(2);
+  auto m = make_synthetic(s, "x4", TensorType::f16, 23, pool);
+  REQUIRE(m.ok());
+  pack_for_isa(*m, isa, pool);
+  const auto fresh = [&] {
+    return std::make_unique<Transformer>(*m, pool, isa, make_contiguous_f32(int(s.layers), 64, int(s.heads), int(s.kv_heads), int(s.head_dim), isa));
+  };
+  auto prefill = fresh();
+  auto last = prefill->forward(tokens, 0);
+  REQUIRE(last.ok());
+  const std::vector<float> fast(last->begin(), last->end());
+  auto all = fresh()->forward(tokens, 0, true);  // per-token logits: decode's bits
+  REQUIRE(all.ok());
+  const std::vector<float> exact(all->end() - std::ptrdiff_t(s.vocab), all->end());
+  auto decode = fresh();
+  for (std::size_t i = 0; i < tokens.size(); ++i) REQUIRE(decode->forward({&tokens[i], 1}, int(i)).ok());
+  auto step = decode->forward({&tokens.back(), 1}, int(tokens.size()) - 1);  // the last token again: its logits
+  REQUIRE(step.ok());
+  CHECK(std::memcmp(exact.data(), step->data(), exact.size() * sizeof(float)) == 0);
+  float scale = 0, worst = 0;
+  for (std::size_t i = 0; i < fast.size(); ++i) scale = std::max(scale, std::fabs(exact[i])), worst = std::max(worst, std::fabs(fast[i] - exact[i]));
+  CAPTURE(scale, worst);
+  if (tiles) CHECK(worst <= 1e-3f * scale);  // two layers of 2^-14 products: far inside
+  else CHECK(worst == 0.0f);
+  CHECK(std::max_element(fast.begin(), fast.end()) - fast.begin() == std::max_element(exact.begin(), exact.end()) - exact.begin());
+}
+
 // Drops `path` from the page cache, so the next read goes through readahead as a user's file does.
 void drop_from_page_cache(const fs::path& path) {
   const int fd = ::open(path.c_str(), O_RDONLY);
