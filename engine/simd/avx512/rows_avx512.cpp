@@ -23,6 +23,11 @@
 namespace trilemma::engine {
 namespace {
 
+// Decode streams each row once, one row after another: the weights this far ahead are
+// requested now (rows lie back to back, so the stream runs on into the next row; a prefetch
+// past the matrix's end is harmless), as the k-quant dots do (simd/avx512/dot_k_avx512vnni.cpp).
+constexpr std::size_t k_prefetch_bytes = 2048;
+
 template <bool half>
 __attribute__((always_inline)) inline __m512 load_w(const std::byte* row, std::int64_t i) {
   if constexpr (half)
@@ -68,6 +73,9 @@ void block(const std::byte* w, std::size_t w_row_bytes, const float* x, std::siz
     for (int t = 0; t < T; ++t) even[r][t] = odd[r][t] = _mm512_setzero_ps();
   std::int64_t i = 0;
   for (; i + 32 <= n; i += 32) {
+    if constexpr (R == 1)  // decode: the one weight stream, requested ahead (see k_prefetch_bytes)
+      for (std::size_t b = 0; b < (half ? 64u : 128u); b += 64)
+        _mm_prefetch(reinterpret_cast<const char*>(w) + std::size_t(i) * (half ? 2 : 4) + b + k_prefetch_bytes, _MM_HINT_T0);
     step<half, R, T>(even, w, w_row_bytes, x, x_stride, i, 0xFFFF);
     step<half, R, T>(odd, w, w_row_bytes, x, x_stride, i + 16, 0xFFFF);
   }

@@ -32,12 +32,22 @@ namespace {
 // Code bytes of one block of 16 rows.
 template <bool q8>
 constexpr std::size_t k_block_bytes = q8 ? 512 : 256;
+// Decode streams each strip once (codes, and beside them its scales): blocks this far ahead are
+// requested explicitly, as the f16 rows and k-quant dots do (a prefetch past the end is
+// harmless). 1.1B decode, 2 threads, alternated with no prefetch: q8_0 24.5 -> 26.3 tok/s, q4_0
+// 42.7 -> 44.5 at 4 blocks ahead; 16 blocks gained nothing.
+constexpr std::size_t k_prefetch_blocks = 4;
 
 // Block b of the strip against nt tokens: acc[j] += dot over the block, 16 rows at once.
 template <bool q8, int nt>
 __attribute__((always_inline)) inline void block_step(const std::uint8_t* codes, const std::uint16_t* scales, std::int64_t b,
                                                       const Q8Panel& panel, int t0, __m512 (&acc)[nt]) {
   const std::uint8_t* blk = codes + std::size_t(b) * k_block_bytes<q8>;  // 64-byte aligned
+  if constexpr (nt == 1) {  // decode: the strip's codes and scales this many blocks ahead are requested now
+    for (std::size_t l = 0; l < k_block_bytes<q8>; l += 64)
+      _mm_prefetch(reinterpret_cast<const char*>(blk) + k_prefetch_blocks * k_block_bytes<q8> + l, _MM_HINT_T0);
+    if (b % 2 == 0) _mm_prefetch(reinterpret_cast<const char*>(scales + 16 * (b + k_prefetch_blocks)), _MM_HINT_T0);
+  }
   // w[q] pairs with activation bytes 4q..4q+3 of the block (q < 4: codes 0..15, panel offset
   // 16k + 4q; q >= 4: codes 16..31, panel offset 64 + 16k + 4(q - 4)).
   __m512i w[8];

@@ -39,6 +39,7 @@ template <int nt>
 
 struct Q4K {
   static constexpr std::size_t codes_per_super = k_q4_k_strip_codes;
+  static constexpr std::size_t super_stride = k_q4_k_strip_codes;  // super-block s's codes at s * this
   // Super-block s of a strip with `supers` of them, against nt tokens: acc[j] += its float.
   template <int nt>
   [[gnu::always_inline]] static void super_block(const std::uint8_t* strip_codes, const std::uint16_t* strip_scales, std::int64_t supers,
@@ -85,6 +86,7 @@ template <int nt>
 
 struct Q6K {
   static constexpr std::size_t codes_per_super = k_q6_k_x16_super_codes + 2 * k_x16_rows;  // codes, then d
+  static constexpr std::size_t super_stride = k_q6_k_x16_super_codes;
   template <int nt>
   [[gnu::always_inline]] static void super_block(const std::uint8_t* strip_codes, const std::uint16_t* strip_scales, std::int64_t supers,
                                                  std::int64_t s, const std::byte* act, std::size_t stride, __m512 (&acc)[nt]);
@@ -173,7 +175,12 @@ void strip_n(const std::uint8_t* codes, const std::uint16_t* scales, std::int64_
   __m512 acc[nt];
 #pragma GCC unroll 8
   for (int j = 0; j < nt; ++j) acc[j] = _mm512_setzero_ps();
-  for (std::int64_t s = 0; s < supers; ++s) F::template super_block<nt>(codes, scales, supers, s, act, stride, acc);
+  for (std::int64_t s = 0; s < supers; ++s) {
+    if constexpr (nt == 1)  // decode: the next super-block's codes requested now, as the Q8_0 strips do
+      for (std::size_t l = 0; l < F::super_stride; l += 64)
+        _mm_prefetch(reinterpret_cast<const char*>(codes + std::size_t(s + 1) * F::super_stride) + l, _MM_HINT_T0);
+    F::template super_block<nt>(codes, scales, supers, s, act, stride, acc);
+  }
 #pragma GCC unroll 8
   for (int j = 0; j < nt; ++j) _mm512_storeu_ps(out + std::size_t(j) * out_stride, acc[j]);
 }
