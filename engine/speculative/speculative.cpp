@@ -32,16 +32,21 @@ Result<SpeculativeResult> speculative_decode(Transformer& target, Transformer& d
   SpeculativeResult r;
   std::vector<int> seq(prompt.begin(), prompt.end());
   const auto start = Clock::now();
+  // The target runs the whole prompt as plain decoding's prefill does, in the same chunks and
+  // with the same kernels (a prompt may take ones whose floats differ from decode's: Matmul's
+  // Bits::any), so its K/V and the first round's p_0 are plain decoding's bits. The draft stops
+  // one short: its first round catches up on the last prompt token.
+  TRILEMMA_TRY(prompt_logits, target.forward(seq, 0));
+  std::vector<float> first_p0(prompt_logits.begin(), prompt_logits.end());  // emptied after round 1
   if (seq.size() > 1) {
-    const std::span<const int> head(seq.data(), seq.size() - 1);
-    TRILEMMA_TRY(t_logits, target.forward(head, 0));
-    TRILEMMA_TRY(d_logits, draft.forward(head, 0));
-    (void)t_logits, (void)d_logits;
+    TRILEMMA_TRY(d_logits, draft.forward(std::span<const int>(seq.data(), seq.size() - 1), 0));
+    (void)d_logits;
   }
   r.prefill_ms = ms_since(start);
   const auto decode_start = Clock::now();
   int draft_valid = int(seq.size()) - 1;
   std::vector<int> drafted, batch;
+  std::vector<float> round_one;  // round 1's [g + 1][vocab] target logits
   std::vector<float> q, p, probs;  // q: [g][vocab] draft probabilities, p: [g+1][vocab]
   bool stop = false;
   while (!stop && int(r.tokens.size()) < sp.steps) {
@@ -75,10 +80,23 @@ Result<SpeculativeResult> speculative_decode(Transformer& target, Transformer& d
       draft_valid = n - 1 + g;
       r.draft_ms += ms_since(t0);
     }
-    batch.assign(1, seq.back());
-    batch.insert(batch.end(), drafted.begin(), drafted.end());
     auto t0 = Clock::now();
-    TRILEMMA_TRY(all, target.forward(batch, n - 1, true));
+    std::span<const float> all;
+    if (!first_p0.empty()) {
+      // Round 1: the target has run the prompt; p_0 is the prefill's, the drafts follow at n.
+      if (g > 0) {
+        TRILEMMA_TRY(rest, target.forward(drafted, n, true));
+        first_p0.insert(first_p0.end(), rest.begin(), rest.end());
+      }
+      round_one.swap(first_p0);
+      first_p0.clear();
+      all = round_one;
+    } else {
+      batch.assign(1, seq.back());
+      batch.insert(batch.end(), drafted.begin(), drafted.end());
+      TRILEMMA_TRY(verified, target.forward(batch, n - 1, true));
+      all = verified;
+    }
     r.target_ms += ms_since(t0);
     ++r.rounds;
     Verdict v;
@@ -95,8 +113,9 @@ Result<SpeculativeResult> speculative_decode(Transformer& target, Transformer& d
     r.drafted += g;
     r.accepted += v.accepted;
     for (int t : v.tokens) {
+      // A token past the cache's last position is not emitted: plain decoding stops there too.
       if (std::find(sp.stop_tokens.begin(), sp.stop_tokens.end(), t) != sp.stop_tokens.end() ||
-          int(r.tokens.size()) >= sp.steps) {
+          int(r.tokens.size()) >= sp.steps || int(seq.size()) >= target.cache().capacity()) {
         stop = true;
         break;
       }

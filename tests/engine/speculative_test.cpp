@@ -128,7 +128,7 @@ TEST_CASE("speculative: greedy speculation emits plain greedy's tokens for every
   }
 }
 
-TEST_CASE("speculative: greedy speculation emits plain greedy's tokens on the x4 tiles, avx2/neon and scalar paths", "[speculative]") {
+TEST_CASE("speculative: greedy speculation emits plain greedy's tokens on the x4 tiles, the f16 prefill tiles, avx2/neon and scalar paths", "[speculative]") {
   // hidden and ffn are multiples of 128, so q8_0 / q4_0 targets run the AVX-512 VNNI tiles,
   // whose batched verify pass must give the single-token decode's logits bit for bit.
   ModelShape target = tiny_shape();
@@ -151,11 +151,16 @@ TEST_CASE("speculative: greedy speculation emits plain greedy's tokens on the x4
   for (const Path path : {Path{nullptr, false}, Path{lower, false}, Path{nullptr, true}}) {
     if (path.isa_cap != nullptr) ::setenv("TRILEMMA_ISA", path.isa_cap, 1);
     else ::unsetenv("TRILEMMA_ISA");
-    for (TensorType weights : {TensorType::q8_0, TensorType::q4_0}) {
+    // f16 with a prompt of 16 tokens or more: where the CPU has AMX-BF16 the prompt's prefill
+    // takes the tile rows, whose floats differ from decode's; speculation runs the prompt the same
+    // way, so its tokens are still plain greedy's.
+    for (TensorType weights : {TensorType::q8_0, TensorType::q4_0, TensorType::f16}) {
       GenerateOptions plain = spec_options();
       plain.synthetic_shape = target, plain.weights = weights, plain.force_scalar = path.force_scalar;
       plain.measure_baseline = false, plain.steps = 48;
+      if (weights == TensorType::f16) plain.prompt = "hello there, friend";
       auto want = generate(plain, nullptr);
+      INFO((want.ok() ? "" : want.error().to_string()));
       REQUIRE(want.ok());
       CAPTURE(want->kernels, info(weights).name);
       struct Case {
