@@ -5,11 +5,13 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 
 #include "engine/engine.hpp"
 #include "engine/kv/kv_pages.hpp"
 #include "engine/model/loaders.hpp"
+#include "engine/model/prepare.hpp"
 #include "engine/model/transformer.hpp"
 #include "engine/sampling/distribution.hpp"
 #include "engine/speculative/speculative.hpp"
@@ -163,6 +165,7 @@ TEST_CASE("speculative: greedy speculation emits plain greedy's tokens on the x4
       INFO((want.ok() ? "" : want.error().to_string()));
       REQUIRE(want.ok());
       CAPTURE(want->kernels, info(weights).name);
+      if (weights == TensorType::f16) CHECK(want->prompt_tokens.size() >= 16);  // Matmul::k_min_tile_tokens
       struct Case {
         DraftKind kind;
         int layers;
@@ -212,6 +215,38 @@ TEST_CASE("speculative: draft sources that cannot work are errors", "[speculativ
   o = spec_options();
   o.draft = DraftKind::layers, o.draft_layers = 1, o.draft_len = 0;
   CHECK(generate(o, nullptr).error().where == "draft_len");
+}
+
+TEST_CASE("speculative_decode: the target keeps plain prefill's K/V for the prompt, whatever kernels the prompt takes", "[speculative]") {
+  // An f16 target runs a 20-token prompt on the prefill tiles where the CPU has AMX-BF16. Until
+  // session 26 speculation ran the prompt's last token inside its first verify pass (decode's
+  // kernels), so that position's K/V differed from plain prefill's. Read back through one more
+  // decode step, whose logits depend on every stored row.
+  ModelShape s = tiny_shape();
+  s.layers = 2, s.hidden = 512, s.heads = 8, s.kv_heads = 2, s.head_dim = 64, s.ffn = 640, s.vocab = 512;
+  ThreadPool pool(2);
+  auto m = make_synthetic(s, "f16", TensorType::f16, 31, pool);
+  REQUIRE(m.ok());
+  const Isa isa = detect_isa();
+  pack_for_isa(*m, isa, pool);
+  if (select_rows_amx(*find_kernels(TensorType::f16), isa) == nullptr)
+    WARN("no AMX-BF16 f16 rows on this CPU (or TRILEMMA_AMX=0): prompt and decode kernels agree here, so this run cannot tell the two orders apart");
+  std::vector<int> prompt;
+  for (int i = 0; i < 20; ++i) prompt.push_back((i * 53 + 7) % int(s.vocab));
+  Transformer plain(*m, pool, isa, cache(*m, 64)), target(*m, pool, isa, cache(*m, 64)), draft(*m, pool, isa, cache(*m, 64));
+  REQUIRE(plain.forward(prompt, 0).ok());
+  SpeculativeParams sp;
+  sp.draft_len = 3, sp.steps = 1;  // one token: round 1 alone, from the prefill's logits
+  auto r = speculative_decode(target, draft, prompt, sp, nullptr);
+  REQUIRE(r.ok());
+  REQUIRE(r->tokens.size() == 1);
+  const int probe = 11;
+  auto after_plain = plain.forward({&probe, 1}, int(prompt.size()));
+  REQUIRE(after_plain.ok());
+  const std::vector<float> want(after_plain->begin(), after_plain->end());
+  auto after_spec = target.forward({&probe, 1}, int(prompt.size()));
+  REQUIRE(after_spec.ok());
+  CHECK(std::memcmp(want.data(), after_spec->data(), want.size() * sizeof(float)) == 0);
 }
 
 TEST_CASE("speculative::verify_sampled: first tokens follow the target's distribution; a wrong correction does not", "[speculative]") {
