@@ -11,6 +11,7 @@
 #include "devices/core_table.hpp"
 #include "devices/device_db.hpp"
 #include "devices/device_loader.hpp"
+#include "yaml_file.hpp"
 
 using namespace trilemma;
 
@@ -216,7 +217,7 @@ TEST_CASE("devices: every number of every built-in device file is covered by a s
     const auto stem = entry.path().stem().string();
     if (entry.path().extension() != ".yaml" || stem == "classes" || stem == "derating" || stem == "cores" || stem == "fitted")
       continue;
-    const YAML::Node doc = YAML::LoadFile(entry.path().string());
+    const YAML::Node doc = testing::load_yaml_file(entry.path());
     std::vector<std::string> covered;
     for (const auto& s : doc["sources"])
       for (const auto& f : s["fields"]) covered.push_back(f.as<std::string>());

@@ -11,6 +11,7 @@
 #include "fidelity/cross_validation.hpp"
 #include "fidelity/fitted_file.hpp"
 #include "models/catalog.hpp"
+#include "yaml_file.hpp"
 
 using namespace trilemma;
 
@@ -58,7 +59,7 @@ double table_value(const roofline::DeratingTables& t, const std::string& name) {
 TEST_CASE("fidelity: leave-one-device-out errors stay within the committed thresholds", "[fidelity]") {
   auto& d = data();
   const auto report = fidelity::leave_one_device_out(d.set, *roofline::prior_derating_tables().value(), 2);
-  const auto limits = YAML::LoadFile(std::string(TRILEMMA_SOURCE_DIR) + "/tests/fidelity/thresholds.yaml");
+  const auto limits = testing::load_yaml_file(std::string(TRILEMMA_SOURCE_DIR) + "/tests/fidelity/thresholds.yaml");
   for (auto f : fidelity::k_figures) {
     const auto& s = report.figures[static_cast<std::size_t>(f)];
     const auto limit = limits[fidelity::figure_name(f)];
