@@ -350,7 +350,8 @@ TEST_CASE("engine::Transformer: a prompt's prefill may take the tile kernels, wi
   auto last = prefill->forward(tokens, 0);
   REQUIRE(last.ok());
   const std::vector<float> fast(last->begin(), last->end());
-  auto all = fresh()->forward(tokens, 0, true);  // per-token logits: decode's bits
+  auto exact_run = fresh();
+  auto all = exact_run->forward(tokens, 0, true);  // per-token logits: decode's bits
   REQUIRE(all.ok());
   const std::vector<float> exact(all->end() - std::ptrdiff_t(s.vocab), all->end());
   auto decode = fresh();
