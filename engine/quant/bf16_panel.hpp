@@ -38,6 +38,12 @@ struct Bf16Panel {
   std::uint16_t* tile(int slab, std::int64_t kstep, int half) { return data.data() + tile_index(slab, kstep, half); }
 };
 
+// The VPERMT2W index that keeps the upper 16 bits of 32 f32 lanes held in two registers (a, b):
+// word w of the result = word 2w + 1 of (a, b). The SIMD packers and the kernel turn split f32
+// halves into bf16 rows with it.
+alignas(64) inline constexpr std::uint16_t k_bf16_upper_words[32] = {
+    1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31, 33, 35, 37, 39, 41, 43, 45, 47, 49, 51, 53, 55, 57, 59, 61, 63};
+
 // The split of one f32, bit for bit what every packer writes.
 inline std::uint32_t bf16_bits_of(float x) {
   std::uint32_t b;

@@ -37,7 +37,8 @@ Result<SpeculativeResult> speculative_decode(Transformer& target, Transformer& d
   // Bits::any), so its K/V and the first round's p_0 are plain decoding's bits. The draft stops
   // one short: its first round catches up on the last prompt token.
   TRILEMMA_TRY(prompt_logits, target.forward(seq, 0));
-  std::vector<float> first_p0(prompt_logits.begin(), prompt_logits.end());  // emptied after round 1
+  std::vector<float> round_one(prompt_logits.begin(), prompt_logits.end());  // round 1's p_0, then its [g + 1][vocab]
+  bool first_round = true;
   if (seq.size() > 1) {
     TRILEMMA_TRY(d_logits, draft.forward(std::span<const int>(seq.data(), seq.size() - 1), 0));
     (void)d_logits;
@@ -46,7 +47,6 @@ Result<SpeculativeResult> speculative_decode(Transformer& target, Transformer& d
   const auto decode_start = Clock::now();
   int draft_valid = int(seq.size()) - 1;
   std::vector<int> drafted, batch;
-  std::vector<float> round_one;  // round 1's [g + 1][vocab] target logits
   std::vector<float> q, p, probs;  // q: [g][vocab] draft probabilities, p: [g+1][vocab]
   bool stop = false;
   while (!stop && int(r.tokens.size()) < sp.steps) {
@@ -82,15 +82,14 @@ Result<SpeculativeResult> speculative_decode(Transformer& target, Transformer& d
     }
     auto t0 = Clock::now();
     std::span<const float> all;
-    if (!first_p0.empty()) {
+    if (first_round) {
       // Round 1: the target has run the prompt; p_0 is the prefill's, the drafts follow at n.
       if (g > 0) {
         TRILEMMA_TRY(rest, target.forward(drafted, n, true));
-        first_p0.insert(first_p0.end(), rest.begin(), rest.end());
+        round_one.insert(round_one.end(), rest.begin(), rest.end());
       }
-      round_one.swap(first_p0);
-      first_p0.clear();
       all = round_one;
+      first_round = false;
     } else {
       batch.assign(1, seq.back());
       batch.insert(batch.end(), drafted.begin(), drafted.end());

@@ -1,6 +1,6 @@
 // AMX-BF16 f16 rows (the `rows_amx` column of quant/kernel_table.cpp): f16 weight rows in ggml
-// layout against the bf16 panel of f32 activations (quant/bf16_panel.hpp), decode and prefill
-// alike. Compiled with -mamx-tile -mamx-bf16 and AVX-512; called only when
+// layout against the bf16 panel of f32 activations (quant/bf16_panel.hpp), any token count.
+// Compiled with -mamx-tile -mamx-bf16 and AVX-512; called only when
 // cpu_features().amx_bf16 (CPU, XCR0 and the kernel's permission all granted).
 //
 // Weights are the A tiles and tokens the B tiles: A = 16 rows x 32 elements, the rows as they
@@ -11,14 +11,14 @@
 //
 // Batch invariance: a (row, token) sum is one column of one C tile, built by the same sequence of
 // TDPBF16PS over the same k-steps whichever tokens and rows share the tile, so decode (one
-// token, the others' columns ignored), prefill and speculative verification give the same
-// floats bit for bit. Against the f32 dot the products differ by <= 2^-14 |w x| each (the
+// token, the others' columns ignored) and any batch give the same floats bit for bit. Against the f32 dot the products differ by <= 2^-14 |w x| each (the
 // dropped lo x lo term; quant/bf16_panel.hpp), inside k_bf16_split_tolerance.
 //
-// Tile use: 0-3 C, 4/5 A hi/lo, 6/7 B hi/lo. Prefill (more than 16 tokens): one strip of 16
-// rows against up to four 16-token slabs per pass, each strip's conversion serving 64 tokens.
-// Decode (up to 16 tokens): up to four strips against one slab, the B tiles loaded once per
-// k-step, so four C tiles keep independent chains in flight.
+// More than 16 tokens: one strip of 16 rows against up to four 16-token slabs per pass (tiles
+// 0-3 C, 4/5 A hi/lo, 6/7 B hi/lo), each strip's conversion serving 64 tokens. Up to 16 tokens:
+// two strips against one slab, each with A tiles of its own (0/1 C, 2/3 and 4/5 A, 6/7 B), the B
+// tiles loaded once per k-step. The matmul calls it only for prompts of 16 tokens or more
+// (Matmul's Bits::any): one token runs faster on the FMA rows (docs/engine.md).
 #include <immintrin.h>
 
 #include <algorithm>
@@ -64,12 +64,6 @@ __attribute__((always_inline)) inline void stage_strip(const std::byte* w, std::
     _mm512_store_si512(st.hi[r], _mm512_permutex2var_epi16(ah, pick_odd, bh));
     _mm512_store_si512(st.lo[r], _mm512_permutex2var_epi16(al, pick_odd, bl));
   }
-}
-
-__m512i odd_words() {
-  alignas(64) std::uint16_t odd[32];
-  for (int w = 0; w < 32; ++w) odd[w] = std::uint16_t(2 * w + 1);
-  return _mm512_load_si512(odd);
 }
 
 // A stored C tile (16 rows x 16 tokens) to out: token j's `valid` rows at out + j * out_stride.
@@ -180,7 +174,7 @@ void rows_f16_bf16_amx(const void* w, std::size_t w_row_bytes, int rows, const B
   const auto* wb = static_cast<const std::byte*>(w);
   const int strips = (rows + k_rows - 1) / k_rows, g0 = t0 / k_bf16_slab;
   const auto valid_of = [&](int strip) { return std::min(k_rows, rows - strip * k_rows); };
-  const __m512i pick_odd = odd_words();
+  const __m512i pick_odd = _mm512_load_si512(k_bf16_upper_words);
   configure_float_tiles();
   if (nt <= k_bf16_slab) {
     for (int q = 0; q < strips; q += 2) {

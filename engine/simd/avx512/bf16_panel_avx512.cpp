@@ -12,10 +12,8 @@ namespace trilemma::engine {
 void pack_bf16_panel_token_avx512(const float* x, int t, Bf16Panel& panel) {
   const int slab = t / k_bf16_slab, j = t % k_bf16_slab;
   const __m512i hi_mask = _mm512_set1_epi32(int(0xFFFF0000u)), round = _mm512_set1_epi32(0x7FFF), one = _mm512_set1_epi32(1);
-  // Word w of the result = word 2w + 1 of (a, b): the upper halves, pairs (2p, 2p + 1) in dword p.
-  alignas(64) std::uint16_t odd[32];
-  for (int w = 0; w < 32; ++w) odd[w] = std::uint16_t(2 * w + 1);
-  const __m512i pick_odd = _mm512_load_si512(odd);
+  // The upper halves of 32 elements, pairs (2p, 2p + 1) in dword p.
+  const __m512i pick_odd = _mm512_load_si512(k_bf16_upper_words);
   const __m512i rows = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0), _mm512_set1_epi32(16));
   for (std::int64_t s = 0; s < panel.ksteps; ++s) {
     const std::int64_t k0 = s * k_bf16_kstep, left = std::min<std::int64_t>(k_bf16_kstep, panel.n - k0);
