@@ -51,8 +51,7 @@ KvConfig kv_config(const KvOptions& kv, const ModelShape& s, int capacity, Isa i
   KvConfig c;
   c.layers = int(s.layers), c.heads = int(s.heads), c.kv_heads = int(s.kv_heads), c.head_dim = int(s.head_dim);
   c.capacity = capacity;
-  c.format = kv.format, c.strategy = kv.strategy, c.page_positions = kv.page_size;
-  c.window = kv.window, c.sinks = kv.sinks, c.resident_bytes = kv.resident_bytes, c.spill_dir = kv.spill_dir;
+  c.format = kv.format, c.strategy = kv.strategy, c.options = kv.options;
   c.max_rewrite = k_max_batch;
   c.isa = isa;
   return c;
@@ -284,11 +283,7 @@ Result<ExportReport> export_impl(const ExportOptions& o) {
 }  // namespace
 
 std::string describe(const KvOptions& kv) {
-  std::string s = std::string(info(kv.format).name) + " " + std::string(info(kv.strategy).name);
-  if (kv.strategy == KvStrategy::sliding) s += " W" + std::to_string(kv.window) + (kv.sinks ? "+" + std::to_string(kv.sinks) : "");
-  if (kv.strategy == KvStrategy::offload) s += " resident " + std::to_string(kv.resident_bytes) + " B";
-  if (kv.strategy != KvStrategy::contiguous) s += " page " + std::to_string(kv.page_size);
-  return s;
+  return std::string(info(kv.format).name) + " " + std::string(info(kv.strategy).name) + describe_strategy_options(kv.strategy, kv.options);
 }
 
 Result<GenerateReport> generate(const GenerateOptions& options, const std::function<void(std::string_view)>& on_text) {

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/kv/kv_strategy_options.hpp"
 #include "types/deployment.hpp"
 #include "types/model_shape.hpp"
 #include "types/result.hpp"
@@ -23,11 +24,7 @@ namespace trilemma::engine {
 struct KvOptions {
   TensorType format = TensorType::f32;  // f32 | f16 | q8_0 | q4_0 (kv_formats())
   KvStrategy strategy = KvStrategy::contiguous;
-  int window = 0;                       // sliding: positions kept (the last W); required > 0 there
-  int sinks = 0;                        // sliding: first positions always kept (StreamingLLM)
-  int page_size = 16;                   // paged / sliding / offload: positions per page
-  std::uint64_t resident_bytes = 0;     // offload: K/V bytes kept in memory (whole pages, per cache)
-  std::filesystem::path spill_dir;      // offload: directory of the temp file (empty: temp dir)
+  KvStrategyOptions options;            // page size, sliding window, offload budget
 };
 // "q8_0 sliding W64+4", "f16 offload resident 1048576 B", "f32 contiguous"
 std::string describe(const KvOptions& kv);

@@ -44,13 +44,13 @@ int main(int argc, char** argv) {
   for (int window : {64, 128}) {
     for (int sinks : {0, 4}) {
       KvOptions kv;
-      kv.strategy = KvStrategy::sliding, kv.window = window, kv.sinks = sinks;
+      kv.strategy = KvStrategy::sliding, kv.options.sliding = {window, sinks};
       rows.push_back({"sliding", TensorType::f32, kv});
     }
   }
   {
     KvOptions kv;  // the cheapest combination: q4_0 KV in a 64+4 window
-    kv.format = TensorType::q4_0, kv.strategy = KvStrategy::sliding, kv.window = 64, kv.sinks = 4;
+    kv.format = TensorType::q4_0, kv.strategy = KvStrategy::sliding, kv.options.sliding = {64, 4};
     rows.push_back({"combined", TensorType::q8_0, kv});
   }
   std::printf("| group | weights | KV | PPL | PPL vs fp32 | mean KL | median KL | p99 KL | max KL | top-1 agree |\n");

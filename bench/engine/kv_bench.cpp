@@ -106,9 +106,9 @@ int kv_part(int threads, int steps, const std::vector<int>& contexts) {
         c.layers = int(s.layers), c.heads = int(s.heads), c.kv_heads = int(s.kv_heads), c.head_dim = int(s.head_dim);
         c.capacity = ctx + steps, c.format = format, c.strategy = strategy, c.isa = isa;
         std::string label = std::string(info(strategy).name);
-        if (strategy == KvStrategy::sliding) c.window = 256, c.sinks = 4, label += " W256+4";
+        if (strategy == KvStrategy::sliding) c.options.sliding = {256, 4}, label += " W256+4";
         const std::uint64_t full = std::uint64_t(ctx) * 2 * kv_row_bytes(format, kv_dim) * s.layers;
-        if (strategy == KvStrategy::offload) c.resident_bytes = full / 4, label += " 25%";
+        if (strategy == KvStrategy::offload) c.options.offload.resident_bytes = full / 4, label += " 25%";
         auto made = make_kv_cache(c);
         if (!made.ok()) return std::fprintf(stderr, "kv_bench: %s\n", made.error().to_string().c_str()), 1;
         std::unique_ptr<KvCache> cache = std::move(made).value();

@@ -75,8 +75,7 @@ Result<EvalReport> evaluate_impl(const EvalOptions& o) {
 
   KvConfig kc;
   kc.layers = int(s.layers), kc.heads = int(s.heads), kc.kv_heads = int(s.kv_heads), kc.head_dim = int(s.head_dim);
-  kc.capacity = context, kc.format = o.kv.format, kc.strategy = o.kv.strategy, kc.page_positions = o.kv.page_size;
-  kc.window = o.kv.window, kc.sinks = o.kv.sinks, kc.resident_bytes = o.kv.resident_bytes, kc.spill_dir = o.kv.spill_dir;
+  kc.capacity = context, kc.format = o.kv.format, kc.strategy = o.kv.strategy, kc.options = o.kv.options;
   kc.isa = isa;
   TRILEMMA_TRY(cache, make_kv_cache(kc));
   Transformer tf(cfg.model, pool, isa, std::move(cache));

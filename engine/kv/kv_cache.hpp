@@ -12,6 +12,7 @@
 #include <memory>
 #include <vector>
 
+#include "engine/kv/kv_strategy_options.hpp"
 #include "engine/quant/kernel_table.hpp"
 #include "types/deployment.hpp"
 #include "types/result.hpp"
@@ -78,14 +79,15 @@ struct KvConfig {
   int capacity = 0;                       // positions
   TensorType format = TensorType::f32;    // one of kv_formats()
   KvStrategy strategy = KvStrategy::contiguous;
-  int page_positions = 16;                // paged / sliding / offload: positions per page
-  int window = 0, sinks = 0;              // sliding: the last `window` positions + the first `sinks`
-  std::uint64_t resident_bytes = 0;       // offload: K/V bytes kept in memory (whole pages)
+  KvStrategyOptions options;              // the strategy's own: page size, window, resident budget
   int max_rewrite = 64;                   // sliding: positions a forward call may write ahead of
                                           // what it attends (the batch size); the ring keeps them
   Isa isa = Isa::scalar;                  // picks the score dot column
-  std::filesystem::path spill_dir;        // offload: directory of the temp file (empty: temp dir)
 };
+
+// The options `strategy` takes, as the engine's reports print them: " W64+4 page 16",
+// " resident 1048576 B page 16", "" for contiguous.
+std::string describe_strategy_options(KvStrategy strategy, const KvStrategyOptions& options);
 
 // Checks the combination (format, strategy, window, sinks, page size, budget, kv_dim against
 // the format's block) and builds the cache. Errors name the option.

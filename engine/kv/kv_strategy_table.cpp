@@ -35,6 +35,15 @@ static_assert(k_rows.size() == k_kv_strategy_count && rows_in_enum_order(k_rows,
 
 }  // namespace
 
+std::string describe_strategy_options(KvStrategy strategy, const KvStrategyOptions& o) {
+  const StrategyRow& row = k_rows[std::size_t(strategy)];
+  std::string s;
+  if (row.window) s += " W" + std::to_string(o.sliding.window) + (o.sliding.sinks ? "+" + std::to_string(o.sliding.sinks) : "");
+  if (row.budget) s += " resident " + std::to_string(o.offload.resident_bytes) + " B";
+  if (row.pages) s += " page " + std::to_string(o.page_positions);
+  return s;
+}
+
 Result<std::unique_ptr<KvCache>> make_kv_cache(const KvConfig& c) {
   const std::string fmt(info(c.format).name), strategy(info(c.strategy).name);
   const KvFormatKernels* k = find_kv_format(c.format);
@@ -47,13 +56,13 @@ Result<std::unique_ptr<KvCache>> make_kv_cache(const KvConfig& c) {
     return bad("kv_format", fmt + " stores blocks of " + std::to_string(info(c.format).block_elems) +
                                 " along kv_dim, which is " + std::to_string(kv_dim) + " for this model");
   const StrategyRow& row = k_rows[std::size_t(c.strategy)];
-  if (row.pages && c.page_positions <= 0) return bad("page_size", "must be > 0 positions");
-  if (!row.window && (c.window != 0 || c.sinks != 0))
+  if (row.pages && c.options.page_positions <= 0) return bad("page_size", "must be > 0 positions");
+  if (!row.window && (c.options.sliding.window != 0 || c.options.sliding.sinks != 0))
     return bad("window", "window and sinks apply to the sliding strategy only, not " + strategy);
-  if (row.window && c.window <= 0) return bad("window", "sliding needs a window of at least 1 position");
-  if (c.sinks < 0) return bad("sinks", "must be >= 0");
+  if (row.window && c.options.sliding.window <= 0) return bad("window", "sliding needs a window of at least 1 position");
+  if (c.options.sliding.sinks < 0) return bad("sinks", "must be >= 0");
   if (row.window && c.max_rewrite < 1) return bad("max_rewrite", "must be >= 1");
-  if (!row.budget && c.resident_bytes != 0)
+  if (!row.budget && c.options.offload.resident_bytes != 0)
     return bad("kv_resident_bytes", "a resident budget applies to the offload strategy only, not " + strategy);
   return row.make(c);
 }

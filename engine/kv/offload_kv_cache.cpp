@@ -23,11 +23,11 @@ namespace {
 class OffloadKv final : public PagedKvBase {
  public:
   OffloadKv(const KvConfig& c, int fd, std::string path)
-      : PagedKvBase(c, c.page_positions),
+      : PagedKvBase(c, c.options.page_positions),
         m_fd(fd),
         m_path(std::move(path)),
         m_pages_per_layer((m_capacity + m_page - 1) / m_page),
-        m_budget_pages(std::int64_t(c.resident_bytes / m_page_bytes)),
+        m_budget_pages(std::int64_t(c.options.offload.resident_bytes / m_page_bytes)),
         m_table(std::size_t(m_layers) * std::size_t(m_pages_per_layer)) {}
   ~OffloadKv() override { ::close(m_fd); }
 
@@ -155,7 +155,7 @@ class OffloadKv final : public PagedKvBase {
 
 Result<std::unique_ptr<KvCache>> make_offload_kv(const KvConfig& c) {
   std::error_code ec;
-  const std::filesystem::path dir = c.spill_dir.empty() ? std::filesystem::temp_directory_path(ec) : c.spill_dir;
+  const std::filesystem::path dir = c.options.offload.spill_dir.empty() ? std::filesystem::temp_directory_path(ec) : c.options.offload.spill_dir;
   std::string path = (dir / "trilemma-kv-XXXXXX").string();
   const int fd = ::mkstemp(path.data());
   if (fd < 0) return make_error(ErrorKind::io, path, "kv offload", std::string("cannot create the spill file: ") + std::strerror(errno));

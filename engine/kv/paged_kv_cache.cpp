@@ -10,7 +10,7 @@ namespace {
 class PagedKv final : public PagedKvBase {
  public:
   explicit PagedKv(const KvConfig& c)
-      : PagedKvBase(c, c.page_positions),
+      : PagedKvBase(c, c.options.page_positions),
         m_table(std::size_t(m_layers), std::vector<std::byte*>(std::size_t((m_capacity + m_page - 1) / m_page), nullptr)) {}
   void store(int layer, int pos, const float* k, const float* v) override {
     std::byte*& page = m_table[std::size_t(layer)][std::size_t(pos / m_page)];

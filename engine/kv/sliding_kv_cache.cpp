@@ -16,8 +16,8 @@ namespace {
 class SlidingKv final : public PagedKvBase {
  public:
   explicit SlidingKv(const KvConfig& c)
-      : PagedKvBase(c, c.page_positions), m_window(c.window), m_sinks(c.sinks) {
-    const int ring_pages = (c.window + c.max_rewrite + m_page - 1) / m_page;
+      : PagedKvBase(c, c.options.page_positions), m_window(c.options.sliding.window), m_sinks(c.options.sliding.sinks) {
+    const int ring_pages = (c.options.sliding.window + c.max_rewrite + m_page - 1) / m_page;
     m_ring_slots = ring_pages * m_page;
     m_sink_pages.assign(std::size_t(m_layers), std::vector<std::byte*>(std::size_t((m_sinks + m_page - 1) / m_page), nullptr));
     m_ring.assign(std::size_t(m_layers), std::vector<std::byte*>(std::size_t(ring_pages), nullptr));

@@ -280,8 +280,9 @@ AccuracyEstimate estimate(const LossTraits& traits, const DeploymentConfig& conf
   // StreamingLLM (arXiv 2309.17453): beyond the window, attention without sink tokens
   // collapses (Llama-2-13B PG19 PPL 5158 vs 5.40 with 4 sinks); with sinks the model keeps
   // its fluency but cannot see what fell out of the window.
-  if (config.kv_strategy == KvStrategy::sliding && config.context > config.window + config.sinks) {
-    if (config.sinks >= 4) {
+  const AttentionLoss dropped = info(config.kv_strategy).attention_loss(config);
+  if (dropped != AttentionLoss::none) {
+    if (dropped == AttentionLoss::evicts_keeping_sinks) {
       a.ppl_delta_pct.low += 0; a.ppl_delta_pct.mid += 2; a.ppl_delta_pct.high += 10;
       a.kld.mid += 0.02; a.kld.high += 0.1;
       if (basis) basis->push_back("sliding window with sinks beyond the window: StreamingLLM, small PPL loss; long-range recall lost");

@@ -14,6 +14,7 @@
 #include "cli/format.hpp"
 #include "cli/signal_cleanup.hpp"
 #include "devices/core_selection.hpp"
+#include "devices/host_probe.hpp"
 #include "engine/engine.hpp"
 #include "io/atomic_write.hpp"
 #include "memory/tensor_layout.hpp"
@@ -109,10 +110,9 @@ struct KvFlags {
       return make_error(ErrorKind::usage, "--window", "", "--window, --sinks, --kv-resident-mib must be >= 0, --page-size > 0");
     kv.format = *t;
     kv.strategy = *s;
-    kv.window = window;
-    kv.sinks = sinks;
-    kv.page_size = page_size;
-    kv.resident_bytes = static_cast<std::uint64_t>(resident_mib * 1048576.0);
+    kv.options.sliding = {window, sinks};
+    kv.options.page_positions = page_size;
+    kv.options.offload.resident_bytes = static_cast<std::uint64_t>(resident_mib * 1048576.0);
     return kv;
   }
 };
@@ -129,16 +129,6 @@ struct RunFlags {
   std::uint64_t seed = 42;
   bool scalar = false, as_json = false, quiet = false, force = false;
 };
-
-// MemAvailable of /proc/meminfo, bytes; nullopt where there is none.
-std::optional<double> available_memory_bytes() {
-  std::ifstream in("/proc/meminfo");
-  std::string key, unit;
-  double kb = 0;
-  while (in >> key >> kb >> unit)
-    if (key == "MemAvailable:") return kb * 1024.0;
-  return std::nullopt;
-}
 
 // The weights a run will hold before it loads them: a synthetic shape at its weights type, or
 // a file's bytes (mapped, then touched) plus a converted copy when --weights asks for one. A
@@ -168,7 +158,7 @@ Result<int> apply_cores(const std::string& spec, int threads) {
 // Refuses up front what cannot fit: loading an 8B f32 model on a 16 GB machine ends with the
 // kernel killing the process (issue 14).
 Status check_weights_fit(const RunFlags& f, const engine::GenerateOptions& o, const EngineWeights& w) {
-  const auto available = available_memory_bytes();
+  const auto available = devices::available_memory_bytes();
   if (!available || f.force) return Ok{};
   const double need = weights_to_hold(o, w);
   if (need <= *available) return Ok{};
@@ -225,8 +215,8 @@ json run_json(const RunFlags& f, const engine::GenerateOptions& o, const engine:
   const auto optional = [](const std::optional<double>& v) { return v ? json(*v) : json(); };
   return {{"schema", "trilemma.run"}, {"schema_version", 1}, {"model", f.synthetic.empty() ? f.model : f.synthetic},
           {"kv_config", {{"format", std::string(info(o.kv.format).name)}, {"strategy", std::string(info(o.kv.strategy).name)},
-                         {"window", o.kv.window}, {"sinks", o.kv.sinks}, {"page_size", o.kv.page_size},
-                         {"resident_bytes", o.kv.resident_bytes}}},
+                         {"window", o.kv.options.sliding.window}, {"sinks", o.kv.options.sliding.sinks}, {"page_size", o.kv.options.page_positions},
+                         {"resident_bytes", o.kv.options.offload.resident_bytes}}},
           {"synthetic", r.synthetic}, {"weights", r.weights},
           {"fallbacks", r.fallbacks}, {"kernels", r.kernels}, {"threads", r.threads},
           {"cores", devices::allowed_cores()}, {"prompt_tokens", r.prompt_tokens}, {"tokens", r.tokens}, {"text", r.text},

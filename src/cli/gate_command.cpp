@@ -9,6 +9,7 @@
 #include "cli/exit_codes.hpp"
 #include "cli/self_binary.hpp"
 #include "gate/report.hpp"
+#include "gate/run.hpp"
 #include "io/atomic_write.hpp"
 #include "models/catalog.hpp"
 #include "models/measured_loss.hpp"
@@ -58,43 +59,34 @@ Result<std::vector<models::Model>> gated_models(const GateFlags& f) {
   return models;
 }
 
-// Every model against every budget (measured on this machine for `host` budgets with --verify),
-// then compared with --baseline.
-Result<gate::Report> gate_report(const GateFlags& f, const std::vector<models::Model>& models, const gate::BudgetFile& budgets) {
-  TRILEMMA_TRY(catalog, models::builtin_models());
-  gate::Report report;
-  report.budgets_file = f.budgets;
-  report.margin_pct = f.margin_pct;
-  for (const auto& m : models) {
-    report.models.push_back(m.id);
-    for (const auto& b : budgets.budgets) {
-      const bool measure = f.verify && b.device == "host";
-      TRILEMMA_TRY(outcome, gate::evaluate(m, b, catalog, measure));
-      if (measure && outcome.has_plan)
-        if (auto s = measure_on_host(outcome, m, b); !s.ok()) return s.error();
-      report.outcomes.push_back(std::move(outcome));
-    }
-  }
-  if (!f.baseline.empty()) {
-    TRILEMMA_TRY(text, io::read_text_file(f.baseline));
-    if (auto s = gate::compare_with_baseline(report, text, f.baseline); !s.ok()) return s.error();
-  }
-  return report;
+// The request from the flags: the budgets file read, the models resolved, the host measured
+// with --verify.
+Result<gate::Request> gate_request(const GateFlags& f) {
+  gate::Request r;
+  TRILEMMA_TRY(budgets, gate::load_budgets(f.budgets));
+  TRILEMMA_TRY(models, gated_models(f));
+  r.budgets = std::move(budgets), r.budgets_file = f.budgets, r.models = std::move(models);
+  r.baseline_file = f.baseline, r.margin_pct = f.margin_pct;
+  if (f.verify) r.measure_on_host = measure_on_host;
+  return r;
+}
+
+Status write_reports(const GateFlags& f, const gate::Report& report, const std::string& report_text) {
+  if (!f.junit.empty())
+    if (auto w = io::write_file_atomically(f.junit, gate::report_to_junit(report)); !w.ok()) return w.error();
+  if (!f.out.empty())
+    if (auto w = io::write_file_atomically(f.out, report_text); !w.ok()) return w.error();
+  return Ok{};
 }
 
 int run_gate(const GateFlags& f) {
   if (!(f.margin_pct >= 0)) return report_error(make_error(ErrorKind::usage, "--margin-pct", "", "must be >= 0"));
-  auto budgets = gate::load_budgets(f.budgets);
-  if (!budgets.ok()) return report_error(budgets.error());
-  auto models = gated_models(f);
-  if (!models.ok()) return report_error(models.error());
-  auto report = gate_report(f, *models, *budgets);
+  auto request = gate_request(f);
+  if (!request.ok()) return report_error(request.error());
+  auto report = gate::run(*request);
   if (!report.ok()) return report_error(report.error());
   const std::string report_text = json_text(gate::report_to_json(*report)) + "\n";
-  if (!f.junit.empty())
-    if (auto w = io::write_file_atomically(f.junit, gate::report_to_junit(*report)); !w.ok()) return report_error(w.error());
-  if (!f.out.empty())
-    if (auto w = io::write_file_atomically(f.out, report_text); !w.ok()) return report_error(w.error());
+  if (auto w = write_reports(f, *report, report_text); !w.ok()) return report_error(w.error());
   if (f.as_json) std::cout << report_text;
   else std::cout << gate::report_to_text(*report);
   if (f.github) std::cout << gate::report_to_github(*report);

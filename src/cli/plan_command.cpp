@@ -1,6 +1,7 @@
 // `trilemma plan --model M --device D [--scenario S] [--context N] [budgets] [pins] [--json]`
 #include <nlohmann/json.hpp>
 
+#include <deque>
 #include <iostream>
 
 #include "cli/json_output.hpp"
@@ -19,6 +20,14 @@
 namespace trilemma::cli {
 namespace {
 
+// A KV strategy's parameter as plan pins it (the row's flag): a whole number or a share.
+struct KvParamFlag {
+  const KvStrategyInfo* strategy;
+  const KvStrategyParam* param;
+  std::optional<std::uint32_t> whole;
+  std::optional<double> share;
+};
+
 struct PlanFlags {
   std::string model, device, scenario = "latency", out, emit;
   std::uint32_t context = 0, prompt = 0;
@@ -26,14 +35,15 @@ struct PlanFlags {
   std::string weights, kv, kv_strategy, backend, draft, draft_model;
   std::vector<std::string> measured_kl;
   std::string imatrix;
-  std::optional<std::uint32_t> window, sinks, threads, draft_len;
-  std::optional<double> kv_resident;
+  std::optional<std::uint32_t> threads, draft_len;
+  std::deque<KvParamFlag> kv_params;  // one per parameter of kv_strategies(), bound to its flag
   bool no_speculative = false, speculative = false, as_json = false;
   std::size_t front = 8;
 };
 
-// --kv, --kv-strategy, --window, --sinks, --kv-resident: a window implies sliding and a resident
-// share offload unless a strategy is named.
+// --kv, --kv-strategy and each strategy's parameters (--window, --sinks, --kv-resident): a
+// parameter that pins its strategy does so unless a strategy is named (the first one given, in
+// table order).
 Status set_kv_pins(solver::Pins& p, const PlanFlags& f) {
   if (!f.kv.empty()) {
     auto t = tensor_type_from_name(f.kv);
@@ -46,14 +56,11 @@ Status set_kv_pins(solver::Pins& p, const PlanFlags& f) {
       return make_error(ErrorKind::usage, "--kv-strategy", "",
                         "unknown KV strategy '" + f.kv_strategy + "' (expected one of: " + kv_strategy_names() + ")");
   }
-  p.window = f.window;
-  p.sinks = f.sinks;
-  if (f.window && !p.strategy) p.strategy = KvStrategy::sliding;
-  if (f.kv_resident) {
-    if (!(*f.kv_resident > 0 && *f.kv_resident <= 1))
-      return make_error(ErrorKind::usage, "--kv-resident", "", "must be in (0, 1]");
-    p.kv_resident_fraction = f.kv_resident;
-    if (!p.strategy) p.strategy = KvStrategy::offload;
+  for (const KvParamFlag& k : f.kv_params) {
+    if (!k.whole && !k.share) continue;
+    if (k.share && !(*k.share > 0 && *k.share <= 1)) return make_error(ErrorKind::usage, std::string(k.param->flag), "", "must be in (0, 1]");
+    p.kv_params[std::string(k.param->key)] = k.whole ? double(*k.whole) : *k.share;
+    if (k.param->pins_strategy && !p.strategy) p.strategy = k.strategy->strategy;
   }
   return Ok{};
 }
@@ -102,57 +109,68 @@ void print_candidate_line(const solver::Candidate& c) {
             << describe(c.config) << "\n";
 }
 
+// The chosen plan: each predicted figure with its range, what it gives up, its basis, the runners-up.
+void print_chosen(const solver::PlanResult& r, const solver::Profile& p) {
+  const auto& c = *r.chosen;
+  const auto& e = c.estimate;
+  std::cout << "\nchosen: " << describe(c.config) << "\n"
+            << "  decode     " << fixed(e.latency.decode_tok_s.mid) << " tok/s  (" << fixed(e.latency.decode_tok_s.low)
+            << "-" << fixed(e.latency.decode_tok_s.high) << ", " << e.latency.bound << "-bound, "
+            << fixed(e.latency.bytes_per_token / 1e6, 0) << " MB read per token at "
+            << fixed(e.latency.effective_bandwidth_gbps, 1) << " GB/s effective)\n"
+            << "  TTFT       " << fixed(e.latency.ttft_ms.mid, 0) << " ms  (" << fixed(e.latency.ttft_ms.low, 0) << "-"
+            << fixed(e.latency.ttft_ms.high, 0) << ") for a " << r.prompt << "-token prompt\n"
+            << "  memory     " << gib(e.memory.total_bytes) << " of " << gib(e.memory.usable_bytes) << " usable: weights "
+            << gib(e.memory.weights_bytes) << ", KV " << gib(e.memory.kv_bytes)
+            << (e.memory.kv_spilled_bytes > 0 ? " (+" + gib(e.memory.kv_spilled_bytes) + " offloaded)" : "")
+            << ", scratch " << gib(e.memory.scratch_bytes) << ", runtime " << gib(e.memory.runtime_bytes)
+            << (e.memory.draft_bytes > 0 ? ", draft " + gib(e.memory.draft_bytes) : "") << "\n"
+            << "  accuracy   -" << fixed(e.accuracy.points.mid) << " points (" << fixed(e.accuracy.points.low) << "-"
+            << fixed(e.accuracy.points.high) << "), KLD " << fixed(e.accuracy.kld.mid, 4) << ", PPL +"
+            << fixed(e.accuracy.ppl_delta_pct.mid, 2) << "%\n";
+  if (c.config.speculative.on())
+    std::cout << "  speculative acceptance " << fixed(e.latency.acceptance, 2) << " (prior), "
+              << fixed(e.latency.tokens_per_pass, 2) << " tokens per target pass, speed-up x"
+              << fixed(e.latency.speedup, 2) << ", draft cost ratio " << fixed(e.latency.draft_cost_ratio, 3) << "\n";
+  std::cout << "  gives up   " << r.gives_up << "  (keeps " << p.keeps << ")\n"
+            << "  binding    " << (r.binding.empty() ? "none: no constraint kept a better-ranked plan out" : r.binding) << "\n"
+            << "  basis\n";
+  for (const auto& b : e.basis) std::cout << "    - " << b << "\n";
+  if (!r.runners_up.empty()) {
+    std::cout << "\nrunners-up:\n";
+    for (const auto& x : r.runners_up) print_candidate_line(x);
+  }
+}
+
+// No plan: the smallest relaxation per constraint, and smaller models of the family.
+void print_infeasible(const solver::PlanResult& r) {
+  std::cout << "\nno feasible plan. What would make one feasible (smallest relaxation per constraint):\n";
+  for (const auto& x : r.relaxations) std::cout << "  - " << x.message << "\n";
+  if (!r.smaller_models.empty()) {
+    std::cout << "  or a smaller model of the same family:\n";
+    for (const auto& s : r.smaller_models) std::cout << "    " << s << "\n";
+  }
+}
+
+// The Pareto front's rows, spread from the fastest to the most accurate.
+void print_front(const solver::PlanResult& r, std::size_t front_rows) {
+  std::cout << "\nPareto front (decode tok/s, memory, quality loss; " << r.front.size() << " plans";
+  if (r.front.size() > front_rows) std::cout << ", " << front_rows << " shown, --front N for more";
+  std::cout << "):\n";
+  for (std::size_t i = 0; i < std::min(front_rows, r.front.size()); ++i) {
+    const std::size_t k = front_rows >= r.front.size() ? i : i * (r.front.size() - 1) / std::max<std::size_t>(1, front_rows - 1);
+    print_candidate_line(r.front[k]);
+  }
+}
+
 void print_report(const solver::PlanResult& r, const models::Model& m, const devices::Device& d,
                   const solver::Profile& p, std::size_t front_rows) {
   std::cout << "plan: " << m.id << " on " << d.id << " (" << d.name << "), " << p.name << ", context " << r.context
             << ", prompt " << r.prompt << "\n"
             << "  searched " << r.evaluated << " configurations, " << r.feasible << " feasible\n";
-  if (r.chosen) {
-    const auto& c = *r.chosen;
-    const auto& e = c.estimate;
-    std::cout << "\nchosen: " << describe(c.config) << "\n"
-              << "  decode     " << fixed(e.latency.decode_tok_s.mid) << " tok/s  (" << fixed(e.latency.decode_tok_s.low)
-              << "-" << fixed(e.latency.decode_tok_s.high) << ", " << e.latency.bound << "-bound, "
-              << fixed(e.latency.bytes_per_token / 1e6, 0) << " MB read per token at "
-              << fixed(e.latency.effective_bandwidth_gbps, 1) << " GB/s effective)\n"
-              << "  TTFT       " << fixed(e.latency.ttft_ms.mid, 0) << " ms  (" << fixed(e.latency.ttft_ms.low, 0) << "-"
-              << fixed(e.latency.ttft_ms.high, 0) << ") for a " << r.prompt << "-token prompt\n"
-              << "  memory     " << gib(e.memory.total_bytes) << " of " << gib(e.memory.usable_bytes) << " usable: weights "
-              << gib(e.memory.weights_bytes) << ", KV " << gib(e.memory.kv_bytes)
-              << (e.memory.kv_spilled_bytes > 0 ? " (+" + gib(e.memory.kv_spilled_bytes) + " offloaded)" : "")
-              << ", scratch " << gib(e.memory.scratch_bytes) << ", runtime " << gib(e.memory.runtime_bytes)
-              << (e.memory.draft_bytes > 0 ? ", draft " + gib(e.memory.draft_bytes) : "") << "\n"
-              << "  accuracy   -" << fixed(e.accuracy.points.mid) << " points (" << fixed(e.accuracy.points.low) << "-"
-              << fixed(e.accuracy.points.high) << "), KLD " << fixed(e.accuracy.kld.mid, 4) << ", PPL +"
-              << fixed(e.accuracy.ppl_delta_pct.mid, 2) << "%\n";
-    if (c.config.speculative.on())
-      std::cout << "  speculative acceptance " << fixed(e.latency.acceptance, 2) << " (prior), "
-                << fixed(e.latency.tokens_per_pass, 2) << " tokens per target pass, speed-up x"
-                << fixed(e.latency.speedup, 2) << ", draft cost ratio " << fixed(e.latency.draft_cost_ratio, 3) << "\n";
-    std::cout << "  gives up   " << r.gives_up << "  (keeps " << p.keeps << ")\n"
-              << "  binding    " << (r.binding.empty() ? "none: no constraint kept a better-ranked plan out" : r.binding) << "\n"
-              << "  basis\n";
-    for (const auto& b : e.basis) std::cout << "    - " << b << "\n";
-    if (!r.runners_up.empty()) {
-      std::cout << "\nrunners-up:\n";
-      for (const auto& x : r.runners_up) print_candidate_line(x);
-    }
-  } else {
-    std::cout << "\nno feasible plan. What would make one feasible (smallest relaxation per constraint):\n";
-    for (const auto& x : r.relaxations) std::cout << "  - " << x.message << "\n";
-    if (!r.smaller_models.empty()) {
-      std::cout << "  or a smaller model of the same family:\n";
-      for (const auto& s : r.smaller_models) std::cout << "    " << s << "\n";
-    }
-  }
-  std::cout << "\nPareto front (decode tok/s, memory, quality loss; " << r.front.size() << " plans";
-  if (r.front.size() > front_rows) std::cout << ", " << front_rows << " shown, --front N for more";
-  std::cout << "):\n";
-  // Spread the rows shown across the front, fastest to most accurate.
-  for (std::size_t i = 0; i < std::min(front_rows, r.front.size()); ++i) {
-    const std::size_t k = front_rows >= r.front.size() ? i : i * (r.front.size() - 1) / std::max<std::size_t>(1, front_rows - 1);
-    print_candidate_line(r.front[k]);
-  }
+  if (r.chosen) print_chosen(r, p);
+  else print_infeasible(r);
+  print_front(r, front_rows);
 }
 
 // --emit's emitter (nullptr without --emit).
@@ -228,6 +246,18 @@ int run_plan(const PlanFlags& f) {
   return result->chosen ? k_exit_ok : k_exit_infeasible;
 }
 
+// Each KV strategy's parameters as plan's pins, in table order, from the strategy rows.
+void add_kv_param_flags(CLI::App* cmd, PlanFlags& f) {
+  f.kv_params.clear();
+  for (const KvStrategyInfo& row : kv_strategies())
+    for (const KvStrategyParam& param : row.params) {
+      auto& k = f.kv_params.emplace_back(KvParamFlag{&row, &param, {}, {}});
+      const std::string flag(param.flag), help(param.help);
+      if (param.whole) cmd->add_option(flag, k.whole, help)->check(CLI::Range(param.min_whole, k_max_context));
+      else cmd->add_option(flag, k.share, help);
+    }
+}
+
 }  // namespace
 
 void add_plan_command(CLI::App& app, Handler& handler) {
@@ -252,9 +282,7 @@ void add_plan_command(CLI::App& app, Handler& handler) {
                   "yes | no: llama.cpp weights quantized with an importance matrix or not (default: wherever the loss model says it lowers the loss)");
   cmd->add_option("--kv", f.kv, "pin the KV format (" + kv_format_names() + ")");
   cmd->add_option("--kv-strategy", f.kv_strategy, "pin the KV strategy (" + kv_strategy_names() + ")");
-  cmd->add_option("--window", f.window, "sliding window positions (implies --kv-strategy sliding)")->check(CLI::Range(1u, k_max_context));
-  cmd->add_option("--sinks", f.sinks, "sink tokens kept with a sliding window (default 4)");
-  cmd->add_option("--kv-resident", f.kv_resident, "share of the KV kept in fast memory (implies offload)");
+  add_kv_param_flags(cmd, f);
   cmd->add_option("--backend", f.backend, "pin the backend (" + backend_names() + ")");
   cmd->add_option("--threads", f.threads, "pin the CPU thread count")->check(CLI::Range(0u, k_max_threads));
   cmd->add_flag("--no-speculative", f.no_speculative, "plain decoding only");

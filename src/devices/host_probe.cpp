@@ -98,6 +98,15 @@ Theoretical theoretical_peak(unsigned cores, double clock_ghz, const PeakSample&
   return t;
 }
 
+std::optional<double> available_memory_bytes() {
+  std::ifstream in("/proc/meminfo");
+  std::string key, unit;
+  double kb = 0;
+  while (in >> key >> kb >> unit)
+    if (key == "MemAvailable:") return kb * 1024.0;
+  return std::nullopt;
+}
+
 Result<Device> probe_host(const HostMeasurer& measure, const ProbeProgress& progress) {
   Device d;
   d.id = "host";
@@ -109,15 +118,7 @@ Result<Device> probe_host(const HostMeasurer& measure, const ProbeProgress& prog
   if (sysinfo(&si) != 0) return make_error(ErrorKind::io, "host", "", "sysinfo failed");
   progress("memory: reading /proc/meminfo");
   const double total_gib = double(si.totalram) * si.mem_unit / 1073741824.0;
-  double available_gib = double(si.freeram) * si.mem_unit / 1073741824.0;
-  {
-    std::ifstream in("/proc/meminfo");
-    std::string key;
-    double kb = 0;
-    std::string unit;
-    while (in >> key >> kb >> unit)
-      if (key == "MemAvailable:") available_gib = kb / 1048576.0;
-  }
+  const double available_gib = available_memory_bytes().value_or(double(si.freeram) * si.mem_unit) / 1073741824.0;
   d.ram_gib = total_gib;
   d.ram_options_gib = {total_gib};
   d.os_reserve_gib = std::max(0.0, total_gib - available_gib);

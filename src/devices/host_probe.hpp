@@ -59,4 +59,8 @@ std::vector<CpuCluster> probed_clusters(const std::vector<CoreGroup>& groups, un
 
 Result<Device> probe_host(const HostMeasurer& measurer, const ProbeProgress& progress);
 
+// MemAvailable of /proc/meminfo, bytes: what a process can still take without swapping;
+// nullopt where there is none.
+std::optional<double> available_memory_bytes();
+
 }  // namespace trilemma::devices

@@ -44,12 +44,36 @@ struct Emission {
   std::vector<NotExpressed> not_expressed;
 };
 
-// What a target does with each KV strategy: one function per KvStrategy, in enum order (an
-// std::array of k_kv_strategy_count, so a new strategy without its row does not compile),
+// What a target does with each KV strategy: one function per KvStrategy, in enum order,
 // returning what the target cannot express, or nullopt when it has the strategy. `Context` is
 // what else the emitter's answer depends on (MLC: the model's architecture).
 template <class... Context>
-using KvStrategyGaps = std::array<std::optional<NotExpressed> (*)(const DeploymentConfig&, Context...), k_kv_strategy_count>;
+using KvGapFn = std::optional<NotExpressed> (*)(const DeploymentConfig&, Context...);
+template <class... Context>
+using KvStrategyGaps = std::array<KvGapFn<Context...>, k_kv_strategy_count>;
+template <class... Context>
+struct KvGapRow {
+  KvStrategy strategy;
+  KvGapFn<Context...> gap;
+};
+
+// A strategy the target has no answer for: not expressed, the target's default cache instead.
+template <class... Context>
+std::optional<NotExpressed> no_kv_answer(const DeploymentConfig& c, Context...) {
+  const KvStrategyInfo& row = info(c.kv_strategy);
+  return NotExpressed{"kv_strategy", describe_kv_strategy(c),
+                      "no spelling of the " + std::string(row.name) + " KV strategy for this target", "its default KV cache"};
+}
+
+// The table of the strategies a target answers (`answered`), every other one `no_kv_answer`: a
+// new strategy is a row of types/deployment.cpp, and a target learns it by one row here.
+template <class... Context>
+constexpr KvStrategyGaps<Context...> kv_gap_table(std::initializer_list<KvGapRow<Context...>> answered) {
+  KvStrategyGaps<Context...> table{};
+  for (auto& gap : table) gap = no_kv_answer<Context...>;
+  for (const auto& row : answered) table[static_cast<std::size_t>(row.strategy)] = row.gap;
+  return table;
+}
 
 // How a target spells each backend: one row per Backend, in enum order, `spelling` nullopt
 // where the target has no such backend (the plan's backend is then reported not expressed).

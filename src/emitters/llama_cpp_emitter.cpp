@@ -40,25 +40,25 @@ std::string ngl(const PlanFacts& f) { return f.layers ? std::to_string(f.layers 
 
 std::optional<NotExpressed> has_it(const DeploymentConfig&) { return std::nullopt; }
 
-// llama.cpp's answer to each KV strategy (emitter.hpp, KvStrategyGaps).
-constexpr KvStrategyGaps<> k_kv_gaps = {
-    has_it,  // contiguous
-    [](const DeploymentConfig&) -> std::optional<NotExpressed> {
+// llama.cpp's answer to each KV strategy (emitter.hpp, kv_gap_table).
+constexpr auto k_kv_gaps = kv_gap_table<>({
+    {KvStrategy::contiguous, has_it},
+    {KvStrategy::paged, [](const DeploymentConfig&) -> std::optional<NotExpressed> {
       return NotExpressed{"kv_strategy", "paged", "llama.cpp allocates the KV cache for the whole -c context up front",
                           "a contiguous cache of -c tokens (peak memory is the contiguous figure)"};
-    },
-    [](const DeploymentConfig& c) -> std::optional<NotExpressed> {
-      return NotExpressed{"kv_strategy", "sliding " + std::to_string(c.window) + "+" + std::to_string(c.sinks),
-                          "llama.cpp has no imposed sliding-window KV cache; --context-shift with --keep " + std::to_string(c.sinks) +
+    }},
+    {KvStrategy::sliding, [](const DeploymentConfig& c) -> std::optional<NotExpressed> {
+      return NotExpressed{"kv_strategy", describe_kv_strategy(c),
+                          "llama.cpp has no imposed sliding-window KV cache; --context-shift with --keep " + std::to_string(c.kv_params.sliding.sinks) +
                               " is the nearest (it drops half the context when full)",
                           "a full cache of -c tokens"};
-    },
-    [](const DeploymentConfig& c) -> std::optional<NotExpressed> {
-      return NotExpressed{"kv_strategy", "offload " + std::to_string(static_cast<int>(c.kv_resident_fraction * 100 + 0.5)) + "% resident",
+    }},
+    {KvStrategy::offload, [](const DeploymentConfig& c) -> std::optional<NotExpressed> {
+      return NotExpressed{"kv_strategy", describe_kv_strategy(c),
                           "llama.cpp cannot keep a share of the KV cache in a slower tier (--no-kv-offload moves all of it to host memory)",
                           "a resident cache of -c tokens"};
-    },
-};
+    }},
+});
 }  // namespace
 
 Result<Emission> emit_llama_cpp(const solver::PlanDocument& plan) {

@@ -30,21 +30,21 @@ constexpr std::array k_quant = {
 // types have (mlc_llm/model/mistral, ministral3, gpt_oss); others ignore the field.
 bool mlc_slides(std::string_view arch) { return arch == "mistral" || arch == "ministral3" || arch == "gpt_oss"; }
 
-// MLC LLM's answer to each KV strategy (emitter.hpp, KvStrategyGaps); its cache is paged.
-constexpr KvStrategyGaps<std::string_view> k_kv_gaps = {
-    [](const DeploymentConfig&, std::string_view) -> std::optional<NotExpressed> { return std::nullopt; },  // contiguous
-    [](const DeploymentConfig&, std::string_view) -> std::optional<NotExpressed> { return std::nullopt; },  // paged
-    [](const DeploymentConfig& c, std::string_view arch) -> std::optional<NotExpressed> {
+// MLC LLM's answer to each KV strategy (emitter.hpp, kv_gap_table); its cache is paged.
+constexpr auto k_kv_gaps = kv_gap_table<std::string_view>({
+    {KvStrategy::contiguous, [](const DeploymentConfig&, std::string_view) -> std::optional<NotExpressed> { return std::nullopt; }},
+    {KvStrategy::paged, [](const DeploymentConfig&, std::string_view) -> std::optional<NotExpressed> { return std::nullopt; }},
+    {KvStrategy::sliding, [](const DeploymentConfig& c, std::string_view arch) -> std::optional<NotExpressed> {
       if (mlc_slides(arch)) return std::nullopt;
-      return NotExpressed{"kv_strategy", "sliding " + std::to_string(c.window) + "+" + std::to_string(c.sinks),
+      return NotExpressed{"kv_strategy", describe_kv_strategy(c),
                           "MLC LLM applies sliding_window_size only to mistral-type models, not " +
                               (arch.empty() ? std::string("this model") : std::string(arch)),
                           "a full context window"};
-    },
-    [](const DeploymentConfig&, std::string_view) -> std::optional<NotExpressed> {
+    }},
+    {KvStrategy::offload, [](const DeploymentConfig&, std::string_view) -> std::optional<NotExpressed> {
       return NotExpressed{"kv_strategy", "offload", "MLC LLM's paged KV cache has no slower tier", "a resident paged cache"};
-    },
-};
+    }},
+});
 
 // MLC LLM's `mlc_llm compile --device` for each backend it targets; nullopt where it has none.
 constexpr auto k_devices = backend_table<std::string_view>({
@@ -95,8 +95,8 @@ Result<Emission> emit_mlc_llm(const solver::PlanDocument& plan) {
   if (auto gap = k_kv_gaps[static_cast<std::size_t>(c.kv_strategy)](c, f.architecture)) e.not_expressed.push_back(std::move(*gap));
   if (c.kv_strategy == KvStrategy::sliding && mlc_slides(f.architecture)) {
     e.settings.emplace_back("context_window_size", "-1");
-    e.settings.emplace_back("sliding_window_size", std::to_string(c.window));
-    e.settings.emplace_back("attention_sink_size", std::to_string(c.sinks));
+    e.settings.emplace_back("sliding_window_size", std::to_string(c.kv_params.sliding.window));
+    e.settings.emplace_back("attention_sink_size", std::to_string(c.kv_params.sliding.sinks));
   } else {
     e.settings.emplace_back("context_window_size", std::to_string(c.context));
     e.settings.emplace_back("sliding_window_size", "-1");

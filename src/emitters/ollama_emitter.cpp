@@ -9,21 +9,21 @@
 namespace trilemma::emitters {
 namespace {
 
-// Ollama's answer to each KV strategy (emitter.hpp, KvStrategyGaps).
-constexpr KvStrategyGaps<> k_kv_gaps = {
-    [](const DeploymentConfig&) -> std::optional<NotExpressed> { return std::nullopt; },  // contiguous
-    [](const DeploymentConfig&) -> std::optional<NotExpressed> {
+// Ollama's answer to each KV strategy (emitter.hpp, kv_gap_table).
+constexpr auto k_kv_gaps = kv_gap_table<>({
+    {KvStrategy::contiguous, [](const DeploymentConfig&) -> std::optional<NotExpressed> { return std::nullopt; }},
+    {KvStrategy::paged, [](const DeploymentConfig&) -> std::optional<NotExpressed> {
       return NotExpressed{"kv_strategy", "paged", "Ollama sizes its KV cache for num_ctx up front", "a contiguous cache of num_ctx tokens"};
-    },
-    [](const DeploymentConfig& c) -> std::optional<NotExpressed> {
-      return NotExpressed{"kv_strategy", "sliding " + std::to_string(c.window) + "+" + std::to_string(c.sinks),
+    }},
+    {KvStrategy::sliding, [](const DeploymentConfig& c) -> std::optional<NotExpressed> {
+      return NotExpressed{"kv_strategy", describe_kv_strategy(c),
                           "Ollama has no imposed sliding-window KV cache", "a full cache of num_ctx tokens"};
-    },
-    [](const DeploymentConfig&) -> std::optional<NotExpressed> {
+    }},
+    {KvStrategy::offload, [](const DeploymentConfig&) -> std::optional<NotExpressed> {
       return NotExpressed{"kv_strategy", "offload", "Ollama cannot keep a share of the KV cache in a slower tier",
                           "a resident cache of num_ctx tokens"};
-    },
-};
+    }},
+});
 
 // Whether Ollama offloads layers to each backend (num_gpu): its GPU runners; nullopt where it
 // has no such backend and the plan runs on the CPU instead.

@@ -32,8 +32,8 @@ json config_to_json(const DeploymentConfig& c) {
             {"threads", c.threads},
             {"speculative", spec}};
   for (const KvStrategyParam& p : info(c.kv_strategy).params) {
-    if (p.whole) j[std::string(p.key)] = c.*p.whole;
-    else j[std::string(p.key)] = c.*p.share;
+    if (p.whole) j[std::string(p.key)] = static_cast<std::uint32_t>(p.get(c));
+    else j[std::string(p.key)] = p.get(c);
   }
   if (c.prompt_depth > 0) j["prompt_depth"] = c.prompt_depth;
   if (c.imatrix) j["imatrix"] = true;
@@ -87,10 +87,10 @@ Result<DeploymentConfig> config_from_json(const json& j, const std::string& file
     const std::string key(p.key);
     if (p.whole) {
       TRILEMMA_TRY(v, uint(j, key.c_str(), where));
-      c.*p.whole = v;
+      p.set(c, v);
     } else {
       if (!j.contains(key) || !j[key].is_number()) return bad(file, where + "." + key, "missing or not a number");
-      c.*p.share = j[key].get<double>();
+      p.set(c, j[key].get<double>());
     }
   }
   if (const std::string why = info(c.kv_strategy).validate_params(c); !why.empty()) {  // "field: problem"

@@ -13,8 +13,6 @@ namespace trilemma::solver {
 namespace {
 
 constexpr double k_gib = 1073741824.0;
-constexpr std::uint32_t k_windows[] = {1024, 2048, 4096};
-constexpr double k_resident_fractions[] = {0.5, 0.25};
 constexpr std::uint32_t k_draft_lens[] = {3, 5};
 
 std::string fmt(double v, int digits = 1) {
@@ -137,33 +135,35 @@ std::vector<std::uint32_t> threads_of(const devices::Device& d, Backend backend,
   return out;
 }
 
-struct KvChoice {
-  KvStrategy strategy;
-  std::uint32_t window = 0, sinks = 0;
-  double resident = 1.0;
-};
+// One strategy's configurations: every combination of its parameters' values (the pinned one,
+// else the row's grid, else its fixed value), the grid's only where the row finds them worth it.
+void add_kv_choices(const KvStrategyInfo& row, std::uint32_t context, const Pins& pins, std::vector<DeploymentConfig>& out) {
+  DeploymentConfig base;
+  base.kv_strategy = row.strategy;
+  base.context = context;
+  std::vector<DeploymentConfig> configs = {base};
+  bool searched = false;
+  for (const KvStrategyParam& param : row.params) {
+    const auto pinned = pins.kv_params.find(param.key);
+    std::vector<double> values;
+    if (pinned != pins.kv_params.end()) values = {pinned->second};
+    else if (param.searched.empty()) values = {param.unsearched};
+    else values.assign(param.searched.begin(), param.searched.end()), searched = true;
+    std::vector<DeploymentConfig> next;
+    for (const auto& c : configs)
+      for (double v : values) param.set(next.emplace_back(c), v);
+    configs = std::move(next);
+  }
+  for (const auto& c : configs)
+    if (!searched || !row.worth_searching || row.worth_searching(c)) out.push_back(c);
+}
 
-// The candidates the solver tries for each KV strategy, one row per KvStrategy in enum order:
-// the pinned parameters, or the grid above.
-using KvCandidates = void (*)(std::uint32_t context, const Pins& pins, std::vector<KvChoice>& out);
-constexpr std::array<KvCandidates, k_kv_strategy_count> k_kv_candidates = {
-    [](std::uint32_t, const Pins&, std::vector<KvChoice>& out) { out.push_back({KvStrategy::contiguous}); },
-    [](std::uint32_t, const Pins&, std::vector<KvChoice>& out) { out.push_back({KvStrategy::paged}); },
-    [](std::uint32_t context, const Pins& pins, std::vector<KvChoice>& out) {
-      if (pins.window) return out.push_back({KvStrategy::sliding, *pins.window, pins.sinks.value_or(4)});
-      for (auto w : k_windows)
-        if (w < context) out.push_back({KvStrategy::sliding, w, pins.sinks.value_or(4)});
-    },
-    [](std::uint32_t, const Pins& pins, std::vector<KvChoice>& out) {
-      if (pins.kv_resident_fraction) return out.push_back({KvStrategy::offload, 0, 0, *pins.kv_resident_fraction});
-      for (auto f : k_resident_fractions) out.push_back({KvStrategy::offload, 0, 0, f});
-    },
-};
-
-std::vector<KvChoice> kv_choices(std::uint32_t context, const Pins& pins) {
-  std::vector<KvChoice> out;
+// The KV strategy and its parameters of every configuration the solver tries (the other fields
+// are the defaults'); fixed-shape backends take only the strategies that allocate nothing.
+std::vector<DeploymentConfig> kv_choices(std::uint32_t context, const Pins& pins, bool fixed_shapes) {
+  std::vector<DeploymentConfig> out;
   for (const KvStrategyInfo& row : kv_strategies())
-    if (!pins.strategy || *pins.strategy == row.strategy) k_kv_candidates[static_cast<std::size_t>(row.strategy)](context, pins, out);
+    if ((!pins.strategy || *pins.strategy == row.strategy) && (!fixed_shapes || row.fixed_shapes)) add_kv_choices(row, context, pins, out);
   return out;
 }
 
@@ -278,26 +278,21 @@ Result<PlanResult> plan(const PlanRequest& req) {
     }
     Pins pins = req.pins;
     if (row.fixed_graph) {
-      if (pins.strategy && *pins.strategy != KvStrategy::contiguous) continue;
       if (pins.speculative && *pins.speculative) continue;
-      pins.strategy = KvStrategy::contiguous;
       pins.speculative = false;
     }
     for (auto weights : weight_choices(prepared_device, backend, pins))
       for (auto kv : kv_type_choices(backend, pins))
-        for (const auto& kvc : kv_choices(result.context, pins))
+        for (const auto& kvc : kv_choices(result.context, pins, row.fixed_graph))
           for (const auto& spec : spec_choices(model, weights, req.catalog, pins))
             for (auto threads : threads_of(device, backend, pins)) {
               Candidate c;
               auto& cfg = c.config;
+              cfg = kvc;  // the strategy and its parameters
               cfg.weights = weights;
               cfg.imatrix = accuracy::imatrix_required(weights) ||
                             (pins.imatrix.value_or(accuracy::imatrix_helps(weights)) && accuracy::imatrix_applies(weights));
               cfg.kv_type = kv;
-              cfg.kv_strategy = kvc.strategy;
-              cfg.window = kvc.window;
-              cfg.sinks = kvc.sinks;
-              cfg.kv_resident_fraction = kvc.resident;
               cfg.context = result.context;
               cfg.prompt = result.prompt;
               cfg.backend = backend;

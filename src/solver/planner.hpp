@@ -3,6 +3,7 @@
 // Pareto front over (decode tok/s, memory, quality loss) and, when nothing is feasible, says
 // per constraint the smallest relaxation that would make a plan feasible.
 #pragma once
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,8 +20,8 @@ struct Pins {
   std::optional<WeightFormat> weights;
   std::optional<TensorType> kv;
   std::optional<KvStrategy> strategy;
-  std::optional<std::uint32_t> window, sinks;
-  std::optional<double> kv_resident_fraction;
+  // The strategies' parameters by their plan-document key (KvStrategyParam::key): "window".
+  std::map<std::string, double, std::less<>> kv_params;
   std::optional<Backend> backend;
   std::optional<std::uint32_t> threads;
   std::optional<bool> speculative;          // false = --no-speculative

@@ -10,38 +10,74 @@ namespace {
 
 double all_positions(const DeploymentConfig&, double positions) { return positions; }
 double whole_pages(const DeploymentConfig&, double positions) { return std::ceil(positions / k_kv_page_tokens) * k_kv_page_tokens; }
-double window_and_sinks(const DeploymentConfig& c, double positions) { return std::min(positions, double(c.window) + c.sinks); }
+double window_and_sinks(const DeploymentConfig& c, double positions) { return std::min(positions, double(c.kv_params.sliding.window) + c.kv_params.sliding.sinks); }
 double all_resident(const DeploymentConfig&) { return 1.0; }
-double resident_fraction(const DeploymentConfig& c) { return c.kv_resident_fraction; }
+double resident_fraction(const DeploymentConfig& c) { return c.kv_params.offload.resident_fraction; }
 std::string no_params(const DeploymentConfig&) { return {}; }
 
 std::string sliding_params(const DeploymentConfig& c) {
-  return " " + std::to_string(c.window) + (c.sinks ? "+" + std::to_string(c.sinks) : "");
+  const auto& s = c.kv_params.sliding;
+  return " " + std::to_string(s.window) + (s.sinks ? "+" + std::to_string(s.sinks) : "");
 }
 std::string sliding_invalid(const DeploymentConfig& c) {
-  return c.window == 0 ? "window: a sliding window keeps at least 1 position" : "";
+  return c.kv_params.sliding.window == 0 ? "window: a sliding window keeps at least 1 position" : "";
 }
 std::string offload_params(const DeploymentConfig& c) {
-  return " " + std::to_string(static_cast<int>(c.kv_resident_fraction * 100 + 0.5)) + "% resident";
+  return " " + std::to_string(static_cast<int>(c.kv_params.offload.resident_fraction * 100 + 0.5)) + "% resident";
 }
 std::string offload_invalid(const DeploymentConfig& c) {
-  return c.kv_resident_fraction > 0 && c.kv_resident_fraction <= 1 ? "" : "kv_resident_fraction: must be in (0, 1]";
+  const double share = c.kv_params.offload.resident_fraction;
+  return share > 0 && share <= 1 ? "" : "kv_resident_fraction: must be in (0, 1]";
 }
 
+bool window_shorter_than_context(const DeploymentConfig& c) { return c.kv_params.sliding.window < c.context; }
+AttentionLoss keeps_everything(const DeploymentConfig&) { return AttentionLoss::none; }
+AttentionLoss sliding_loss(const DeploymentConfig& c) {
+  const auto& s = c.kv_params.sliding;
+  if (c.context <= std::uint64_t(s.window) + s.sinks) return AttentionLoss::none;
+  return s.sinks >= 4 ? AttentionLoss::evicts_keeping_sinks : AttentionLoss::evicts_without_sinks;
+}
+std::string no_engine_flags(const DeploymentConfig&, double) { return {}; }
+std::string sliding_engine_flags(const DeploymentConfig& c, double) {
+  return " --window " + std::to_string(c.kv_params.sliding.window) + " --sinks " + std::to_string(c.kv_params.sliding.sinks);
+}
+std::string offload_engine_flags(const DeploymentConfig& c, double full_kv_bytes) {
+  return " --kv-resident-mib " + std::to_string(full_kv_bytes * c.kv_params.offload.resident_fraction / 1048576.0);
+}
+
+// The solver's grids: windows of a few thousand positions (Mistral 7B's 4096, Gemma 2's
+// 4096 local layers, shorter for small devices), and half or a quarter of the KV resident.
+constexpr std::array k_windows = {1024.0, 2048.0, 4096.0};
+constexpr std::array k_resident_shares = {0.5, 0.25};
+
+double get_window(const DeploymentConfig& c) { return c.kv_params.sliding.window; }
+void set_window(DeploymentConfig& c, double v) { c.kv_params.sliding.window = static_cast<std::uint32_t>(v); }
+double get_sinks(const DeploymentConfig& c) { return c.kv_params.sliding.sinks; }
+void set_sinks(DeploymentConfig& c, double v) { c.kv_params.sliding.sinks = static_cast<std::uint32_t>(v); }
+double get_resident(const DeploymentConfig& c) { return c.kv_params.offload.resident_fraction; }
+void set_resident(DeploymentConfig& c, double v) { c.kv_params.offload.resident_fraction = v; }
+
 constexpr std::array<KvStrategyParam, 0> k_no_params{};
-constexpr std::array k_sliding_params = {KvStrategyParam{"window", &DeploymentConfig::window, nullptr},
-                                         KvStrategyParam{"sinks", &DeploymentConfig::sinks, nullptr}};
-constexpr std::array k_offload_params = {KvStrategyParam{"kv_resident_fraction", nullptr, &DeploymentConfig::kv_resident_fraction}};
+constexpr std::array k_sliding_params = {
+    KvStrategyParam{"window", true, get_window, set_window, "--window", "sliding window positions (implies --kv-strategy sliding)",
+                    true, 1, 0, k_windows},
+    KvStrategyParam{"sinks", true, get_sinks, set_sinks, "--sinks", "sink tokens kept with a sliding window (default 4)", false,
+                    0, 4, {}}};
+constexpr std::array k_offload_params = {KvStrategyParam{"kv_resident_fraction", false, get_resident, set_resident,
+                                                         "--kv-resident", "share of the KV kept in fast memory (implies offload)", true,
+                                                         0, 1, k_resident_shares}};
 
 constexpr std::array k_strategies = {
     KvStrategyInfo{KvStrategy::contiguous, "contiguous", "one buffer for the whole context, allocated up front", all_positions,
-                   all_positions, all_resident, k_no_params, no_params, no_params},
+                   all_positions, all_resident, k_no_params, no_params, no_params, nullptr, true, keeps_everything, no_engine_flags},
     KvStrategyInfo{KvStrategy::paged, "paged", "fixed-size pages allocated as the context grows", whole_pages, all_positions,
-                   all_resident, k_no_params, no_params, no_params},
+                   all_resident, k_no_params, no_params, no_params, nullptr, false, keeps_everything, no_engine_flags},
     KvStrategyInfo{KvStrategy::sliding, "sliding", "keeps the last W positions plus S sink tokens", window_and_sinks,
-                   window_and_sinks, all_resident, k_sliding_params, sliding_params, sliding_invalid},
+                   window_and_sinks, all_resident, k_sliding_params, sliding_params, sliding_invalid, window_shorter_than_context,
+                   false, sliding_loss, sliding_engine_flags},
     KvStrategyInfo{KvStrategy::offload, "offload", "pages beyond a resident budget move to a slower tier", all_positions,
-                   all_positions, resident_fraction, k_offload_params, offload_params, offload_invalid},
+                   all_positions, resident_fraction, k_offload_params, offload_params, offload_invalid, nullptr, false,
+                   keeps_everything, offload_engine_flags},
 };
 static_assert(k_strategies.size() == k_kv_strategy_count && rows_in_enum_order(k_strategies, &KvStrategyInfo::strategy),
               "one row per KvStrategy, in enum order");
@@ -101,10 +137,13 @@ std::string draft_kind_names(bool with_none) {
   return out;
 }
 
+std::string describe_kv_strategy(const DeploymentConfig& c) {
+  return std::string(info(c.kv_strategy).name) + info(c.kv_strategy).describe_params(c);
+}
+
 std::string describe(const DeploymentConfig& c) {
   std::string s = std::string(info(c.weights).name) + (c.imatrix ? "+imatrix" : "") + " / kv " + std::string(info(c.kv_type).name) + " " +
-                  std::string(info(c.kv_strategy).name);
-  s += info(c.kv_strategy).describe_params(c);
+                  describe_kv_strategy(c);
   if (c.speculative.on()) {
     s += " / spec " + std::string(draft_kind_name(c.speculative.kind));
     if (c.speculative.kind == DraftKind::model) s += ":" + c.speculative.draft_model;

@@ -29,16 +29,30 @@ inline constexpr std::uint32_t k_kv_page_tokens = 16;
 
 struct DeploymentConfig;
 
-// A parameter a strategy adds to the configuration, as plan documents store it under `key`:
-// a whole number (`whole`) or a share in (0, 1] (`share`); the other member pointer is null.
+// A parameter a strategy adds to the configuration (DeploymentConfig::kv_params), as plan
+// documents store it under `key`: a whole number, or a share in (0, 1] when not `whole`.
+// The row also says how `plan` pins it and which values the solver tries when it is not pinned.
 struct KvStrategyParam {
   std::string_view key;
-  std::uint32_t DeploymentConfig::*whole;
-  double DeploymentConfig::*share;
+  bool whole;
+  double (*get)(const DeploymentConfig& config);
+  void (*set)(DeploymentConfig& config, double value);
+  std::string_view flag;             // plan's pin: "--window"
+  std::string_view help;
+  bool pins_strategy;                // giving the flag pins the strategy too (--window: sliding)
+  std::uint32_t min_whole;           // whole: the smallest value the flag takes
+  double unsearched;                 // the value when neither pinned nor searched (sinks: 4)
+  std::span<const double> searched;  // the solver's grid when unpinned; empty: `unsearched`
 };
 
+// What dropping positions does to attention, for the accuracy model: nothing, an eviction that
+// keeps the first tokens as attention sinks (StreamingLLM's fluent case), or one that drops
+// them too (its collapse).
+enum class AttentionLoss : std::uint8_t { none, evicts_keeping_sinks, evicts_without_sinks };
+
 // Everything the planner's layers ask of a strategy, so that one row answers the memory model,
-// the estimates and the configuration's text and checks (emitters keep their own spellings).
+// the estimates, the solver's search, plan's pins, the accuracy model, verify's engine flags and
+// the configuration's text and checks (emitters keep their own spellings).
 struct KvStrategyInfo {
   KvStrategy strategy;
   std::string_view name;
@@ -56,6 +70,16 @@ struct KvStrategyInfo {
   std::string (*describe_params)(const DeploymentConfig& config);
   // "" when the strategy's own parameters are valid, else "field: problem".
   std::string (*validate_params)(const DeploymentConfig& config);
+  // Whether a configuration from the searched grid is worth estimating (a window as long as
+  // the context is no window); null: every one. Pinned values are always tried.
+  bool (*worth_searching)(const DeploymentConfig& config);
+  // Runs on backends whose graphs are compiled for fixed shapes (NPUs): one buffer of the
+  // whole context, nothing allocated or moved while decoding.
+  bool fixed_shapes;
+  AttentionLoss (*attention_loss)(const DeploymentConfig& config);
+  // The engine's `run` flags for the strategy's parameters (" --window 2048 --sinks 4"), given
+  // the KV bytes a full cache of the run would hold.
+  std::string (*engine_flags)(const DeploymentConfig& config, double full_kv_bytes);
 };
 std::span<const KvStrategyInfo> kv_strategies();
 const KvStrategyInfo& info(KvStrategy strategy);
@@ -92,6 +116,20 @@ struct SpeculativeConfig {
   bool has_draft_weights() const { return kind == DraftKind::model || kind == DraftKind::self; }
 };
 
+// The parameters of the strategies that take some, each under its strategy. Only the configured
+// strategy's are read (through its row's `params`); the others keep their defaults.
+struct SlidingParams {
+  std::uint32_t window = 0;  // positions kept
+  std::uint32_t sinks = 0;   // first tokens kept besides the window (StreamingLLM's attention sinks)
+};
+struct OffloadParams {
+  double resident_fraction = 1.0;  // share of the KV kept in fast memory
+};
+struct KvParams {
+  SlidingParams sliding;
+  OffloadParams offload;
+};
+
 struct DeploymentConfig {
   WeightFormat weights = WeightFormat::q4_k_m;
   // The llama.cpp weights are quantized with an importance matrix (llama-imatrix, then
@@ -99,9 +137,7 @@ struct DeploymentConfig {
   bool imatrix = false;
   TensorType kv_type = TensorType::f16;
   KvStrategy kv_strategy = KvStrategy::contiguous;
-  std::uint32_t window = 0;           // sliding: positions kept
-  std::uint32_t sinks = 0;            // sliding: first tokens kept besides the window
-  double kv_resident_fraction = 1.0;  // offload: share of the KV kept in fast memory
+  KvParams kv_params;                 // the strategy's own parameters
   std::uint32_t context = 4096;       // tokens
   std::uint32_t prompt = 512;         // prompt tokens for TTFT
   // Tokens already in the cache when the prompt arrives (a later turn of a conversation,
@@ -114,6 +150,9 @@ struct DeploymentConfig {
   std::uint32_t threads = 0;
   SpeculativeConfig speculative;
 };
+
+// The strategy with its parameters: "sliding 2048+4", "offload 50% resident", "paged".
+std::string describe_kv_strategy(const DeploymentConfig& config);
 
 // "q4_k_m / kv q8_0 sliding 2048+4 / spec model:llama-3.2-1b g4 / cpu x4"
 std::string describe(const DeploymentConfig& config);

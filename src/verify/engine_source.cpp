@@ -75,10 +75,7 @@ std::string EngineSource::common_flags(const RunPoint& p) const {
   common += " --threads " + std::to_string(p.config.threads);
   const auto& c = p.config;
   common += " --kv " + std::string(info(c.kv_type).name) + " --kv-strategy " + std::string(info(c.kv_strategy).name);
-  if (c.kv_strategy == KvStrategy::sliding)
-    common += " --window " + std::to_string(c.window) + " --sinks " + std::to_string(c.sinks);
-  if (c.kv_strategy == KvStrategy::offload)
-    common += " --kv-resident-mib " + std::to_string(p.kv_resident_mib);
+  common += info(c.kv_strategy).engine_flags(c, p.full_kv_bytes);
   return common;
 }
 

@@ -30,7 +30,7 @@ struct RunPoint {
   std::uint32_t prompt_tokens = 64;  // prefill length
   std::uint32_t decode_tokens = 32;  // tokens generated per run
   TensorType draft_engine_weights = TensorType::q4_0;  // speculative self/model drafts
-  double kv_resident_mib = 0;                          // offload budget given to the engine
+  double full_kv_bytes = 0;                            // K/V of a cache holding every position
 };
 
 // The engine's weights of `p` as `run --weights` and reports spell them: "q4_0", or "q4_k_m".

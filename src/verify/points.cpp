@@ -12,12 +12,9 @@
 namespace trilemma::verify {
 namespace {
 
-// The resident share of the KV the engine allocates for an offload point (its cache: every
-// layer holds every position), in MiB.
-double kv_resident_mib(const models::Model& model, const DeploymentConfig& config, std::uint32_t positions) {
-  const double kv_bytes =
-      2.0 * model.shape.layers * model.shape.kv_dim() * bits_per_element(config.kv_type) / 8.0 * positions;
-  return kv_bytes * config.kv_resident_fraction / 1048576.0;
+// The K/V bytes of the engine's cache for a point when every layer holds every position.
+double full_kv_bytes(const models::Model& model, const DeploymentConfig& config, std::uint32_t positions) {
+  return 2.0 * model.shape.layers * model.shape.kv_dim() * bits_per_element(config.kv_type) / 8.0 * positions;
 }
 
 Result<RunPoint> make_point(const models::Model& model, const PointsRequest& request, WeightFormat weights,
@@ -38,7 +35,7 @@ Result<RunPoint> make_point(const models::Model& model, const PointsRequest& req
     TRILEMMA_TRY(draft_weights, engine_type_of(draft));
     p.draft_engine_weights = draft_weights;
   }
-  if (p.config.kv_strategy == KvStrategy::offload) p.kv_resident_mib = kv_resident_mib(model, p.config, prompt + request.decode_tokens);
+  p.full_kv_bytes = full_kv_bytes(model, p.config, prompt + request.decode_tokens);
   p.model_id = model.id;
   if (!request.model_file.empty()) p.model_file = request.model_file;
   if (!request.tokenizer.empty()) p.tokenizer_file = request.tokenizer;

@@ -99,12 +99,17 @@ Result<std::vector<ReportPoint>> run_point(const json& doc, const std::string& f
   const auto strategy = kv_strategy_from_name(strategy_name);
   if (!strategy)
     return bad(file, "kv_config.strategy", "unknown KV strategy '" + strategy_name + "' (expected one of: " + kv_strategy_names() + ")");
-  if (*strategy == KvStrategy::offload)
-    return bad(file, "kv_config.strategy", "an offloaded KV run: calibrate from `verify --json`, which records the resident share");
   p.config.kv_type = kv_type;
   p.config.kv_strategy = *strategy;
-  p.config.window = kv.value("window", 0u);
-  p.config.sinks = kv.value("sinks", 0u);
+  // The strategy's parameters under their plan-document keys (a run records the window and
+  // sinks so; an offload run its resident bytes, not the share).
+  for (const KvStrategyParam& param : info(*strategy).params) {
+    const auto value = kv.find(param.key);
+    if (value == kv.end() || !value->is_number())
+      return bad(file, "kv_config." + std::string(param.key),
+                 "not in the run's report (" + strategy_name + "): calibrate from `verify --json`, which records the plan's configuration");
+    param.set(p.config, value->get<double>());
+  }
   if (!doc.contains("weights") || !doc["weights"].is_string()) return bad(file, "weights", "missing");
   const std::string weights = doc["weights"].get<std::string>();
   // A recipe run tensor by tensor ("q4_k_m"), or the type of most matrices ("q4_0+mixed").

@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <set>
+
 #include "golden.hpp"
 #include "run_binary.hpp"
 
@@ -488,6 +490,34 @@ TEST_CASE("cli: one validation of a configuration, for plan's pins and for plan 
   const auto emit = run("emit --plan " + (tmp.path / "plan.json").string() + " --format llama.cpp", true);
   CHECK(emit.code == 3);
   CHECK(emit.out.find("chosen.config.window") != std::string::npos);
+}
+
+TEST_CASE("cli plan: each KV strategy's parameters are pins from its row; a parameter pins its strategy only where the row says so", "[cli]") {
+  // --sinks alone leaves the strategy searched; with --window, sliding is pinned.
+  const auto both = run("plan -m llama-3.2-1b -d apple-m2 -s memory --window 512 --sinks 8 --json");
+  REQUIRE(both.code == 0);
+  const auto doc = nlohmann::json::parse(both.out);
+  CHECK(doc["chosen"]["config"]["kv_strategy"] == "sliding");
+  CHECK(doc["chosen"]["config"]["window"] == 512);
+  CHECK(doc["chosen"]["config"]["sinks"] == 8);
+  const auto sinks = run("plan -m llama-3.2-1b -d apple-m2 -s memory --sinks 8 --json");
+  REQUIRE(sinks.code == 0);
+  std::set<std::string> strategies;
+  const auto front = nlohmann::json::parse(sinks.out)["front"];
+  for (const auto& f : front) {
+    strategies.insert(f["config"]["kv_strategy"].get<std::string>());
+    if (f["config"]["kv_strategy"] == "sliding") CHECK(f["config"]["sinks"] == 8);
+  }
+  CHECK(strategies.size() > 1);
+  CHECK(strategies.count("sliding") == 1);
+  const auto resident = run("plan -m llama-3.2-1b -d apple-m2 -s memory --kv-resident 0.5 --json");
+  REQUIRE(resident.code == 0);
+  CHECK(nlohmann::json::parse(resident.out)["chosen"]["config"]["kv_resident_fraction"] == 0.5);
+  // A share outside (0, 1] names its flag; a whole number outside its range is CLI11's error.
+  const auto share = run("plan -m llama-3.2-1b -d apple-m2 --kv-resident 1.5", true);
+  CHECK(share.code == 2);
+  CHECK(share.out.find("--kv-resident") != std::string::npos);
+  CHECK(run("plan -m llama-3.2-1b -d apple-m2 --sinks 99999999").code == 2);
 }
 
 TEST_CASE("cli run: a .gguf without the GGUF magic is reported as such, not as a llama2.c header (issue 14)", "[cli]") {

@@ -71,14 +71,14 @@ std::vector<PlanCase> scenario_cases() {
 std::vector<PlanCase> pinned_cases() {
   std::vector<PlanCase> out;
   PlanCase sliding{"sliding-q8kv", "llama-3.2-1b", "snapdragon-8-gen-3", "memory"};
-  sliding.pins.strategy = KvStrategy::sliding, sliding.pins.window = 1024, sliding.pins.sinks = 4;
+  sliding.pins.strategy = KvStrategy::sliding, sliding.pins.kv_params = {{"window", 1024}, {"sinks", 4}};
   sliding.pins.kv = TensorType::q8_0;
   out.push_back(sliding);
   PlanCase layers{"layer-skip", "llama-3.2-1b", "snapdragon-8-gen-3", "memory"};
   layers.pins.speculative = true, layers.pins.draft_kind = DraftKind::layers;
   out.push_back(layers);
   PlanCase int3{"int3-offload", "llama-3.2-3b", "raspberry-pi-5", "memory"};
-  int3.pins.weights = WeightFormat::int3, int3.pins.kv_resident_fraction = 0.5, int3.pins.strategy = KvStrategy::offload;
+  int3.pins.weights = WeightFormat::int3, int3.pins.kv_params = {{"kv_resident_fraction", 0.5}}, int3.pins.strategy = KvStrategy::offload;
   int3.max_loss_points = 40;
   out.push_back(int3);
   PlanCase draft{"draft-model-cuda", "llama-3.1-8b", "rtx-4090", "accuracy"};
@@ -549,4 +549,23 @@ TEST_CASE("emitters: every llama.cpp flag emitted is one the targeted build take
   CHECK(emitters::check_llama_cpp_flag("-fa", ""));
   CHECK(emitters::check_llama_cpp_flag("-c", "4k"));
   for (const auto& f : emitters::llama_cpp_flags()) CHECK_FALSE(f.source.empty());
+}
+
+TEST_CASE("emitters: kv_gap_table answers every strategy a target has no row for with a not-expressed gap", "[emitters]") {
+  // A target that answers only contiguous: the other strategies, however new, are reported.
+  constexpr auto gaps = emitters::kv_gap_table<>(
+      {{KvStrategy::contiguous, [](const DeploymentConfig&) -> std::optional<emitters::NotExpressed> { return std::nullopt; }}});
+  DeploymentConfig c;
+  c.kv_params.sliding = {512, 4};
+  for (const auto& row : kv_strategies()) {
+    c.kv_strategy = row.strategy;
+    const auto gap = gaps[static_cast<std::size_t>(row.strategy)](c);
+    CHECK(gap.has_value() == (row.strategy != KvStrategy::contiguous));
+    if (gap) {
+      CHECK(gap->choice == "kv_strategy");
+      CHECK(gap->value.starts_with(std::string(row.name)));
+    }
+  }
+  c.kv_strategy = KvStrategy::sliding;
+  CHECK(gaps[static_cast<std::size_t>(KvStrategy::sliding)](c)->value == "sliding 512+4");
 }

@@ -28,7 +28,7 @@ std::vector<float> normal(std::size_t n, std::uint32_t seed) {
 KvConfig config(TensorType format, KvStrategy strategy, int capacity) {
   KvConfig c;
   c.layers = 2, c.heads = 4, c.kv_heads = 2, c.head_dim = 16, c.capacity = capacity;
-  c.format = format, c.strategy = strategy, c.page_positions = 5;
+  c.format = format, c.strategy = strategy, c.options.page_positions = 5;
   return c;
 }
 
@@ -239,7 +239,7 @@ TEST_CASE("kv::make_kv_cache: invalid combinations are errors naming the option"
   REQUIRE_FALSE(r.ok());
   CHECK(r.error().message == "q4_0 stores blocks of 32 along kv_dim, which is 8 for this model");
   c = config(TensorType::f16, KvStrategy::paged, 16);
-  c.window = 8;
+  c.options.sliding.window = 8;
   r = make_kv_cache(c);
   REQUIRE_FALSE(r.ok());
   CHECK(r.error().message == "window and sinks apply to the sliding strategy only, not paged");
@@ -248,15 +248,15 @@ TEST_CASE("kv::make_kv_cache: invalid combinations are errors naming the option"
   REQUIRE_FALSE(r.ok());
   CHECK(r.error().where == "window");
   c = config(TensorType::f16, KvStrategy::contiguous, 16);
-  c.resident_bytes = 1024;
+  c.options.offload.resident_bytes = 1024;
   r = make_kv_cache(c);
   REQUIRE_FALSE(r.ok());
   CHECK(r.error().message == "a resident budget applies to the offload strategy only, not contiguous");
   c = config(TensorType::f16, KvStrategy::paged, 16);
-  c.page_positions = 0;
+  c.options.page_positions = 0;
   CHECK(make_kv_cache(c).error().where == "page_size");
   c = config(TensorType::f16, KvStrategy::offload, 16);
-  c.spill_dir = "/nonexistent/dir";
+  c.options.offload.spill_dir = "/nonexistent/dir";
   r = make_kv_cache(c);
   REQUIRE_FALSE(r.ok());
   CHECK(r.error().kind == ErrorKind::io);
@@ -273,17 +273,17 @@ TEST_CASE("kv strategies: paged, sliding with W >= context and offload at any bu
     std::vector<KvConfig> others;
     others.push_back(config(k.type, KvStrategy::paged, 40));
     auto sliding = config(k.type, KvStrategy::sliding, 40);
-    sliding.window = 40, sliding.max_rewrite = 7;
+    sliding.options.sliding.window = 40, sliding.max_rewrite = 7;
     others.push_back(sliding);
-    sliding.window = 36, sliding.sinks = 4;  // sinks + window cover every position too
+    sliding.options.sliding.window = 36, sliding.options.sliding.sinks = 4;  // sinks + window cover every position too
     others.push_back(sliding);
     for (std::uint64_t pages : {0, 1, 3, 100}) {
       auto off = config(k.type, KvStrategy::offload, 40);
-      off.resident_bytes = pages * page_bytes * kv_row_bytes(k.type, 32) / kv_row_bytes(TensorType::f32, 32);
+      off.options.offload.resident_bytes = pages * page_bytes * kv_row_bytes(k.type, 32) / kv_row_bytes(TensorType::f32, 32);
       others.push_back(off);
     }
     for (const KvConfig& c : others) {
-      CAPTURE(info(c.strategy).name, c.window, c.sinks, c.resident_bytes);
+      CAPTURE(info(c.strategy).name, c.options.sliding.window, c.options.sliding.sinks, c.options.offload.resident_bytes);
       const auto got = run_model(*m, pool, make(c));
       REQUIRE(got.size() == want.size());
       CHECK(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)) == 0);
@@ -330,8 +330,8 @@ TEST_CASE("kv::attend: heads attended together give each head's one-head result 
       for (const KvStrategy s : {KvStrategy::contiguous, KvStrategy::paged, KvStrategy::sliding, KvStrategy::offload}) {
         KvConfig c = config(f.type, s, positions);
         c.heads = heads, c.kv_heads = kv_heads, c.isa = isa;
-        if (s == KvStrategy::sliding) c.window = 9, c.sinks = 2, c.max_rewrite = 1;  // wraps the ring
-        if (s == KvStrategy::offload) c.resident_bytes = 2 * 5 * kv_row_bytes(f.type, kv_dim);  // one page
+        if (s == KvStrategy::sliding) c.options.sliding.window = 9, c.options.sliding.sinks = 2, c.max_rewrite = 1;  // wraps the ring
+        if (s == KvStrategy::offload) c.options.offload.resident_bytes = 2 * 5 * kv_row_bytes(f.type, kv_dim);  // one page
         configs.push_back(c);
       }
       for (const KvConfig& c : configs) {
@@ -358,7 +358,7 @@ TEST_CASE("kv::attend: heads attended together give each head's one-head result 
 TEST_CASE("kv::sliding: a query sees the sinks and the last W positions, across ring wraps", "[kv]") {
   const int kv_dim = 32, positions = 50, window = 8, sinks = 2;
   auto c = config(TensorType::f32, KvStrategy::sliding, positions);
-  c.window = window, c.sinks = sinks, c.max_rewrite = 3;
+  c.options.sliding.window = window, c.options.sliding.sinks = sinks, c.max_rewrite = 3;
   auto cache = make(c);
   const auto k = normal(std::size_t(positions) * kv_dim, 1), v = normal(std::size_t(positions) * kv_dim, 2);
   const auto q = normal(16, 3);
@@ -408,7 +408,7 @@ TEST_CASE("kv::paged and offload: pages on demand, freed on reset; offload keeps
   CHECK(paged->stats().used_bytes == 0);
 
   auto c = config(TensorType::q8_0, KvStrategy::offload, 40);
-  c.resident_bytes = 3 * page;
+  c.options.offload.resident_bytes = 3 * page;
   auto off = make(c);
   for (int pos = 0; pos < 40; ++pos)
     for (int l = 0; l < 2; ++l) off->store(l, pos, x.data(), x.data());

@@ -66,8 +66,8 @@ TEST_CASE("kv on stories260K: greedy ids per KV format and strategy against the 
     for (KvStrategy strategy : {KvStrategy::contiguous, KvStrategy::paged, KvStrategy::sliding, KvStrategy::offload}) {
       GenerateOptions o = stories(256);
       o.kv.format = format, o.kv.strategy = strategy;
-      if (strategy == KvStrategy::sliding) o.kv.window = 512, o.kv.sinks = 4;  // window >= context: full attention
-      if (strategy == KvStrategy::offload) o.kv.resident_bytes = 3 * 2 * 16 * kv_row_bytes(format, 32);  // 3 pages
+      if (strategy == KvStrategy::sliding) o.kv.options.sliding.window = 512, o.kv.options.sliding.sinks = 4;  // window >= context: full attention
+      if (strategy == KvStrategy::offload) o.kv.options.offload.resident_bytes = 3 * 2 * 16 * kv_row_bytes(format, 32);  // 3 pages
       auto r = generate(o, nullptr);
       INFO((r.ok() ? "" : r.error().to_string()));
       REQUIRE(r.ok());
@@ -80,7 +80,7 @@ TEST_CASE("kv on stories260K: greedy ids per KV format and strategy against the 
       if (strategy == KvStrategy::contiguous) contiguous_tokens = r->tokens;
       else CHECK(r->tokens == contiguous_tokens);
       if (strategy == KvStrategy::offload) {
-        CHECK(r->kv_allocated_bytes <= o.kv.resident_bytes);
+        CHECK(r->kv_allocated_bytes <= o.kv.options.offload.resident_bytes);
         CHECK(r->kv_spilled_bytes > 0);
         CHECK(r->kv_slow_read_bytes > 0);
       }
@@ -112,16 +112,16 @@ TEST_CASE("kv on stories260K: sliding with W >= context and offload give the con
     c.format = format;
     const auto want = logits(c);
     KvConfig sliding = c;
-    sliding.strategy = KvStrategy::sliding, sliding.window = 200;
+    sliding.strategy = KvStrategy::sliding, sliding.options.sliding.window = 200;
     CHECK(std::memcmp(logits(sliding).data(), want.data(), want.size() * 4) == 0);
     for (std::uint64_t pages : {0, 1, 7}) {
       KvConfig off = c;
-      off.strategy = KvStrategy::offload, off.resident_bytes = pages * 2 * 16 * kv_row_bytes(format, 32);
+      off.strategy = KvStrategy::offload, off.options.offload.resident_bytes = pages * 2 * 16 * kv_row_bytes(format, 32);
       CAPTURE(pages);
       CHECK(std::memcmp(logits(off).data(), want.data(), want.size() * 4) == 0);
     }
     KvConfig narrow = sliding;
-    narrow.window = 64;  // a real window: different logits after position 64
+    narrow.options.sliding.window = 64;  // a real window: different logits after position 64
     const auto got = logits(narrow);
     CHECK(std::memcmp(got.data(), want.data(), 64 * 512 * 4) == 0);
     CHECK(std::memcmp(got.data(), want.data(), want.size() * 4) != 0);
@@ -174,10 +174,10 @@ TEST_CASE("evaluate on stories260K: the reference configuration has zero KL; qua
   e.kv.format = TensorType::q4_0;
   auto q4 = evaluate(e);
   REQUIRE(q4.ok());
-  e.kv.format = TensorType::f32, e.kv.strategy = KvStrategy::sliding, e.kv.window = 64;
+  e.kv.format = TensorType::f32, e.kv.strategy = KvStrategy::sliding, e.kv.options.sliding.window = 64;
   auto w64 = evaluate(e);
   REQUIRE(w64.ok());
-  e.kv.sinks = 4;
+  e.kv.options.sliding.sinks = 4;
   auto w64s = evaluate(e);
   REQUIRE(w64s.ok());
   CAPTURE(q8->kl_mean, q4->kl_mean, w64->kl_mean, w64s->kl_mean);

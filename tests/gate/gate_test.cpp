@@ -10,6 +10,7 @@
 
 #include "emitters/json_schema.hpp"
 #include "gate/report.hpp"
+#include "gate/run.hpp"
 #include "models/catalog.hpp"
 
 using namespace trilemma;
@@ -35,25 +36,23 @@ budgets:
     limits: {min_decode_tok_s: 20, max_memory_gib: 8, max_kld: 0.05}
 )";
 
-gate::Report run_gate(const std::vector<std::string>& model_ids, const std::string& yaml = k_budgets) {
+gate::Request request_for(const std::vector<std::string>& model_ids, const std::string& yaml) {
   auto budgets = gate::parse_budgets(yaml, "budgets.yaml");
   REQUIRE(budgets.ok());
-  auto catalog = models::builtin_models();
-  REQUIRE(catalog.ok());
-  gate::Report report;
-  report.budgets_file = "budgets.yaml";
-  report.margin_pct = 5;
+  gate::Request r;
+  r.budgets = *budgets, r.budgets_file = "budgets.yaml", r.margin_pct = 5;
   for (const auto& id : model_ids) {
     auto model = models::resolve_model(id);
     REQUIRE(model.ok());
-    report.models.push_back(model->id);
-    for (const auto& b : budgets->budgets) {
-      auto o = gate::evaluate(*model, b, *catalog);
-      REQUIRE(o.ok());
-      report.outcomes.push_back(*o);
-    }
+    r.models.push_back(*model);
   }
-  return report;
+  return r;
+}
+
+gate::Report run_gate(const std::vector<std::string>& model_ids, const std::string& yaml = k_budgets) {
+  auto report = gate::run(request_for(model_ids, yaml));
+  REQUIRE(report.ok());
+  return *report;
 }
 
 // Checks that tags nest and balance and that text holds no raw '<' or a bare '&'. Returns "" or
@@ -322,4 +321,52 @@ TEST_CASE("gate: every example budgets file loads (one per device class, and hos
     for (const auto& budget : b->budgets) classes.insert(budget.device == "host" ? "host" : budget.resolved_device.device_class);
   }
   CHECK(classes == std::set<std::string>{"phone", "laptop", "desktop", "board", "module", "mcu", "gpu", "host"});
+}
+
+TEST_CASE("gate::run: every model x budget in order; only host budgets with a plan are measured; a failed measurement is the error", "[gate]") {
+  const std::string yaml = k_budgets + R"(  - name: this-machine
+    device: host
+    scenario: memory
+    context: 1024
+    limits: {min_decode_tok_s: 0.001, max_memory_gib: 64}
+)";
+  // `host` from the CI fixture's profile, not this machine's probe (none is set in unit tests).
+  const auto host = std::filesystem::path(TRILEMMA_SOURCE_DIR) / "tests/gate/fixtures/ci-host.yaml";
+  REQUIRE(std::filesystem::exists(host));
+  ::setenv("TRILEMMA_HOST_PROFILE", host.c_str(), 1);
+  auto request = request_for({"qwen2.5-0.5b", "stories260k"}, yaml);
+  std::vector<std::string> measured;
+  request.measure_on_host = [&](gate::Outcome& o, const models::Model& m, const gate::Budget& b) -> Status {
+    measured.push_back(m.id + "/" + b.name);
+    gate::apply_measurement(o, b.limits, 1e6, 1, 0.001, "test measurement");
+    return Ok{};
+  };
+  auto report = gate::run(request);
+  REQUIRE(report.ok());
+  REQUIRE(report->outcomes.size() == 6);
+  CHECK(report->models == std::vector<std::string>{"qwen2.5-0.5b", "stories260k"});
+  CHECK(report->outcomes[0].budget == "phone-chat");
+  CHECK(report->outcomes[2].budget == "this-machine");
+  CHECK(report->outcomes[3].model == "stories260k");
+  // stories260k's 512-token context cannot take the host budget's 1024: no plan, nothing to measure.
+  CHECK_FALSE(report->outcomes[5].has_plan);
+  CHECK(measured == std::vector<std::string>{"qwen2.5-0.5b/this-machine"});
+  CHECK(report->outcomes[2].figures[gate::Figure::decode_tok_s] == 1e6);
+  // Without the callback the same budget keeps its prediction.
+  request.measure_on_host = nullptr;
+  auto predicted = gate::run(request);
+  REQUIRE(predicted.ok());
+  CHECK(predicted->outcomes[2].figures[gate::Figure::decode_tok_s] != 1e6);
+
+  request.measure_on_host = [](gate::Outcome&, const models::Model&, const gate::Budget&) -> Status {
+    return make_error(ErrorKind::io, "engine", "", "the engine did not start");
+  };
+  auto failed = gate::run(request);
+  REQUIRE_FALSE(failed.ok());
+  CHECK(failed.error().message == "the engine did not start");
+  request.margin_pct = -1;
+  auto bad_margin = gate::run(request);
+  REQUIRE_FALSE(bad_margin.ok());
+  CHECK(bad_margin.error().file == "--margin-pct");
+  ::unsetenv("TRILEMMA_HOST_PROFILE");
 }

@@ -47,8 +47,7 @@ TEST_CASE("memory::kv_bytes: q8_0 and q4_0 KV carry their block scales", "[memor
 TEST_CASE("memory::kv_bytes: sliding window holds window + sinks, native windows per layer", "[memory]") {
   auto c = kv(TensorType::f16, 8192);
   c.kv_strategy = KvStrategy::sliding;
-  c.window = 1020;
-  c.sinks = 4;
+  c.kv_params.sliding = {1020, 4};
   CHECK(memory::kv_bytes(llama3_8b(), c, 8192) == 1.0 * k_gib * 1024 / 8192);
   // Gemma-2 style: half the layers hold at most 4096 positions.
   auto s = llama3_8b();

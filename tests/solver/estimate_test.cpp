@@ -158,7 +158,7 @@ TEST_CASE("solver::memory_estimate: weights, KV, scratch and the runtime", "[sol
   CHECK(m.runtime_bytes == 100 * 1048576.0);
   // Offload keeps a share resident and spills the rest.
   c.kv_strategy = KvStrategy::offload;
-  c.kv_resident_fraction = 0.25;
+  c.kv_params.offload.resident_fraction = 0.25;
   const auto o = solver::memory_estimate(f.pm, f.pd, c, e);
   CHECK(o.kv_bytes == Approx(0.25 * m.kv_bytes));
   CHECK(o.kv_spilled_bytes == Approx(0.75 * m.kv_bytes));

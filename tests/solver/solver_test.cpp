@@ -222,8 +222,8 @@ TEST_CASE("solver::plan_document: round trip and refusal of bad documents", "[so
   auto s1 = solver::parse_plan_document(sliding.dump(), "plan.json");
   REQUIRE(s1.ok());
   CHECK(s1->config.kv_strategy == KvStrategy::sliding);
-  CHECK(s1->config.window == 512);
-  CHECK(s1->config.sinks == 4);
+  CHECK(s1->config.kv_params.sliding.window == 512);
+  CHECK(s1->config.kv_params.sliding.sinks == 4);
   CHECK(solver::config_to_json(s1->config)["window"] == 512);
   sc["window"] = 0;
   auto s2 = solver::parse_plan_document(sliding.dump(), "plan.json");

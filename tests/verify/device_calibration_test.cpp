@@ -192,6 +192,19 @@ TEST_CASE("report_points: run and verify reports read back as engine points", "[
   auto kv_typed = run;
   kv_typed["kv_config"]["strategy"] = 3;
   CHECK_FALSE(verify::report_points(kv_typed, "run.json").ok());
+  // A strategy's parameters under their plan keys: a sliding run's window and sinks are read; an
+  // offload run records bytes, not the share, and is refused naming the key.
+  auto sliding = run;
+  sliding["kv_config"]["strategy"] = "sliding", sliding["kv_config"]["window"] = 64, sliding["kv_config"]["sinks"] = 4;
+  const auto slid = verify::report_points(sliding, "run.json");
+  REQUIRE(slid.ok());
+  CHECK(slid->front().report.point.config.kv_params.sliding.window == 64);
+  CHECK(slid->front().report.point.config.kv_params.sliding.sinks == 4);
+  auto offload = run;
+  offload["kv_config"]["strategy"] = "offload", offload["kv_config"]["resident_bytes"] = 1048576;
+  const auto off = verify::report_points(offload, "run.json");
+  REQUIRE_FALSE(off.ok());
+  CHECK_THAT(off.error().to_string(), Catch::Contains("run.json:kv_config.kv_resident_fraction"));
   CHECK_THAT(verify::report_points({{"schema", "trilemma.plan"}, {"schema_version", 1}}, "p.json").error().to_string(),
              Catch::Contains("p.json:schema"));
 
