@@ -30,6 +30,7 @@ void Matmul::run(const float* x, int n, std::int64_t cols, std::span<const Matmu
     RowsFn rows_fn;  // nullptr when the format has no rows x tokens kernel for this ISA
     PanelRowsFn rows_amx;  // the AMX float rows over m_bf16, where the CPU allows them
     DotMultiFn multi;  // nullptr when the format's dot has no multi-token twin for this ISA
+    RowsQ8Fn rows_q8;  // the i8mm rows, where the CPU has them
     int act;
     std::int64_t unit_begin;            // in units of k_unit_rows, over all jobs
     std::size_t row_bytes, code_bytes;  // per row: ggml layout, and x4 codes
@@ -47,7 +48,7 @@ void Matmul::run(const float* x, int n, std::int64_t cols, std::span<const Matmu
     const Matrix& w = *job.w;
     const bool x4 = w.layout == WeightLayout::x4, x16 = w.layout == WeightLayout::x16;
     prepared.push_back({&w, job.y, select_dot(k, m_isa), x4 ? select_tile(k, m_isa) : nullptr, x16 ? select_strip(k, m_isa) : nullptr,
-                        select_rows(k, m_isa), tiles ? select_rows_amx(k, m_isa) : nullptr, select_dot_multi(k, m_isa), slot, total_units, w.row_bytes(), x4 ? x4_code_bytes(w.row_bytes(), w.cols / 32) : 0,
+                        select_rows(k, m_isa), tiles ? select_rows_amx(k, m_isa) : nullptr, select_dot_multi(k, m_isa), select_rows_i8mm(k, m_isa), slot, total_units, w.row_bytes(), x4 ? x4_code_bytes(w.row_bytes(), w.cols / 32) : 0,
                         x4 ? w.x4_codes(0) : x16 ? w.x16_codes(0) : nullptr, x4 ? w.x4_scales(0) : x16 ? w.x16_scales(0) : nullptr});
     total_units += units_of(job.w->rows);
   }
@@ -120,6 +121,12 @@ void Matmul::run(const float* x, int n, std::int64_t cols, std::span<const Matmu
         for (int t = 0; t < n; t += k_rows_tokens)
           p.rows_fn(p.w->data + std::size_t(first) * p.row_bytes, p.row_bytes, int(last - first), xf + std::size_t(t) * x_stride,
                     x_stride, std::min(k_rows_tokens, n - t), cols, p.y + std::size_t(t) * rows + std::size_t(first), rows);
+        continue;
+      }
+      if (p.rows_q8 != nullptr && n > 1) {  // the dot's bits, two rows x two tokens per instruction
+        for (int t = 0; t < n; t += k_rows_tokens)
+          p.rows_q8(p.w->data + std::size_t(first) * p.row_bytes, p.row_bytes, int(last - first), act + std::size_t(t) * stride, stride,
+                    std::min(k_rows_tokens, n - t), cols, p.y + std::size_t(t) * rows + std::size_t(first), rows);
         continue;
       }
       if (p.multi != nullptr && n > 1) {  // each row unpacked once per k_dot_multi_tokens tokens

@@ -40,12 +40,13 @@ constexpr std::array k_table = {
                   TRILEMMA_X86(dot_q8_0_q8_0_avx2), TRILEMMA_NEON(dot_q8_0_q8_0_neon), 1e-5f, 0.006f,
                   pack_row_q8_0_x4, TRILEMMA_X86(tile_q8_0_x4_avx512vnni), TRILEMMA_NEON(dot_q8_0_q8_0_dotprod), nullptr,
                   pack_strip_q8_0_x16, TRILEMMA_X86(strip_q8_0_x16_avx512vnni), nullptr, nullptr, nullptr,
-                  TRILEMMA_X86(quantize_row_q8_0_avx512), TRILEMMA_X86(strip_q8_0_x16_amx)},
+                  TRILEMMA_X86(quantize_row_q8_0_avx512), TRILEMMA_X86(strip_q8_0_x16_amx), nullptr,
+                  TRILEMMA_NEON(rows_q8_0_q8_0_i8mm)},
     FormatKernels{T::q4_0, T::q8_0, quantize_row_q4_0, dequantize_row_q4_0, dot_q4_0_q8_0_ref,
                   TRILEMMA_X86(dot_q4_0_q8_0_avx2), TRILEMMA_NEON(dot_q4_0_q8_0_neon), 1e-5f, 0.09f,
                   pack_row_q4_0_x4, TRILEMMA_X86(tile_q4_0_x4_avx512vnni), TRILEMMA_NEON(dot_q4_0_q8_0_dotprod), nullptr,
                   pack_strip_q4_0_x16, TRILEMMA_X86(strip_q4_0_x16_avx512vnni), nullptr, nullptr, nullptr, nullptr,
-                  TRILEMMA_X86(strip_q4_0_x16_amx)},
+                  TRILEMMA_X86(strip_q4_0_x16_amx), nullptr, TRILEMMA_NEON(rows_q4_0_q8_0_i8mm)},
     FormatKernels{T::q4_1, T::q8_0, quantize_row_q4_1, dequantize_row_q4_1, dot_q4_1_q8_0_ref,
                   TRILEMMA_X86(dot_q4_1_q8_0_avx2), TRILEMMA_NEON(dot_q4_1_q8_0_neon),
                   1e-5f, 0.08f},
@@ -64,7 +65,8 @@ constexpr std::array k_table = {
     FormatKernels{T::q4_k, T::q8_k, quantize_row_q4_k, dequantize_row_q4_k, dot_q4_k_q8_k_ref, TRILEMMA_X86(dot_q4_k_q8_k_avx2), TRILEMMA_NEON(dot_q4_k_q8_k_neon),
                   1e-5f, 0.085f, nullptr, nullptr, TRILEMMA_NEON(dot_q4_k_q8_k_dotprod), nullptr, pack_strip_q4_k_x16,
                   TRILEMMA_X86(strip_q4_k_x16_avx512vnni), TRILEMMA_X86(dot_multi_q4_k_q8_k_avx2), TRILEMMA_X86(dot_q4_k_q8_k_avx512vnni),
-                  TRILEMMA_X86(dot_multi_q4_k_q8_k_avx512vnni), nullptr, TRILEMMA_X86(strip_q4_k_x16_amx)},
+                  TRILEMMA_X86(dot_multi_q4_k_q8_k_avx512vnni), nullptr, TRILEMMA_X86(strip_q4_k_x16_amx), nullptr,
+                  TRILEMMA_NEON(rows_q4_k_q8_k_i8mm)},
     FormatKernels{T::q5_k, T::q8_k, quantize_row_q5_k, dequantize_row_q5_k, dot_q5_k_q8_k_ref, TRILEMMA_X86(dot_q5_k_q8_k_avx2), TRILEMMA_NEON(dot_q5_k_q8_k_neon),
                   1e-5f, 0.042f, nullptr, nullptr, TRILEMMA_NEON(dot_q5_k_q8_k_dotprod), nullptr, nullptr, nullptr,
                   TRILEMMA_X86(dot_multi_q5_k_q8_k_avx2), TRILEMMA_X86(dot_q5_k_q8_k_avx512vnni),
@@ -175,6 +177,16 @@ StripFn select_strip(const FormatKernels& k, Isa isa) {
   if (isa != Isa::avx512vnni) return nullptr;
   return k.strip_x16_amx != nullptr && amx_tiles() ? k.strip_x16_amx : k.strip_x16_avx512;
 }
+
+bool i8mm_rows() {
+  static const bool on = [] {
+    const char* env = std::getenv("TRILEMMA_I8MM");
+    return cpu_features().i8mm && !(env != nullptr && std::strcmp(env, "0") == 0);
+  }();
+  return on;
+}
+
+RowsQ8Fn select_rows_i8mm(const FormatKernels& k, Isa isa) { return isa == Isa::dotprod && i8mm_rows() ? k.rows_i8mm : nullptr; }
 
 DotMultiFn select_dot_multi(const FormatKernels& k, Isa isa) {
   if (isa == Isa::avx512vnni && k.dot_multi_avx512 != nullptr) return k.dot_multi_avx512;

@@ -51,6 +51,10 @@ struct FormatKernels {
   // f32 activations; picked by select_rows_amx for decode and prefill alike (their floats agree
   // bit for bit; against the _ref dot within k_bf16_split_tolerance, tested).
   PanelRowsFn rows_amx = nullptr;
+  // Arm i8mm rows x tokens kernel (SMMLA: 2 rows x 2 tokens x 8 codes per instruction) over
+  // ggml-layout rows and quantized activations, each result the dotprod dot's bits (tested);
+  // picked by select_rows_i8mm for calls of two or more tokens.
+  RowsQ8Fn rows_i8mm = nullptr;
 };
 
 // avx512vnni implies avx2: formats without a tile use their avx2 dot. dotprod implies neon:
@@ -81,6 +85,11 @@ PanelRowsFn select_rows_amx(const FormatKernels& k, Isa isa);
 // The packer of the bf16 panel for `isa`: the AVX-512 twin under avx512vnni, else the reference.
 using PackBf16TokenFn = void (*)(const float* x, int t, Bf16Panel& panel);
 PackBf16TokenFn select_pack_bf16_panel_token(Isa isa);
+// Whether the i8mm rows run: cpu_features().i8mm, unless TRILEMMA_I8MM=0 (A/B measurements
+// against the dotprod dots, whose results are the same bits); read once per process.
+bool i8mm_rows();
+// The i8mm rows column under dotprod when i8mm_rows() and the row has one, else nullptr.
+RowsQ8Fn select_rows_i8mm(const FormatKernels& k, Isa isa);
 // The rows x tokens kernel for `isa`, or nullptr (then the matmul calls the dot per row and token).
 RowsFn select_rows(const FormatKernels& k, Isa isa);
 // The quantizer for `isa`: the AVX-512 column where it exists, else the reference.

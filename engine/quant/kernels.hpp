@@ -41,6 +41,13 @@ using RowsFn = void (*)(const void* w, std::size_t w_row_bytes, int rows, const 
 using PanelRowsFn = void (*)(const void* w, std::size_t w_row_bytes, int rows, const Bf16Panel& panel, int t0, int nt, float* out,
                              std::size_t out_stride);
 
+// `rows` weight rows in ggml layout (row r at w + r * w_row_bytes) against nt tokens of quantized
+// activations (token t at a + t * a_stride bytes): out[r + t * out_stride] = dot(row r, token t),
+// for any rows and nt. Each result equals the format's dot for the same ISA bit for bit, so
+// batched prefill and decode agree.
+using RowsQ8Fn = void (*)(const void* w, std::size_t w_row_bytes, int rows, const void* a, std::size_t a_stride, int nt,
+                          std::int64_t n, float* out, std::size_t out_stride);
+
 // One weight row against nt <= k_dot_multi_tokens activation rows (token t at a + t * a_stride
 // bytes): out[t] = dot(w, token t). The row is unpacked once for all of them; each token's
 // result equals the single-token dot's bit for bit (the dot is this kernel with nt = 1).
@@ -197,6 +204,14 @@ float dot_q6_k_q8_k_neon(const void* w, const void* a, std::int64_t n);
 // run time when the kernel reports asimddp)
 float dot_q8_0_q8_0_dotprod(const void* w, const void* a, std::int64_t n);
 float dot_q4_0_q8_0_dotprod(const void* w, const void* a, std::int64_t n);
+// engine/simd/neon_i8mm/rows_i8mm.cpp (i8mm SMMLA; aarch64 builds only, picked at run time when
+// the kernel reports i8mm): kernels.hpp RowsQ8Fn, each result the dotprod dot's bits
+void rows_q8_0_q8_0_i8mm(const void* w, std::size_t w_row_bytes, int rows, const void* a, std::size_t a_stride, int nt,
+                         std::int64_t n, float* out, std::size_t out_stride);
+void rows_q4_0_q8_0_i8mm(const void* w, std::size_t w_row_bytes, int rows, const void* a, std::size_t a_stride, int nt,
+                         std::int64_t n, float* out, std::size_t out_stride);
+void rows_q4_k_q8_k_i8mm(const void* w, std::size_t w_row_bytes, int rows, const void* a, std::size_t a_stride, int nt,
+                         std::int64_t n, float* out, std::size_t out_stride);
 // engine/simd/neon_dotprod/dot_k_dotprod.cpp (ARMv8.2 dotprod; aarch64 builds only, as above)
 float dot_q2_k_q8_k_dotprod(const void* w, const void* a, std::int64_t n);
 float dot_q3_k_q8_k_dotprod(const void* w, const void* a, std::int64_t n);

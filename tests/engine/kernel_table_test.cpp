@@ -230,6 +230,61 @@ TEST_CASE("quant::format_kernels: the dotprod k-quant dots give the NEON dots' b
   CHECK(checked == 5);  // q2_k .. q6_k
 }
 
+TEST_CASE("quant::format_kernels: the i8mm rows give every (row, token) the dotprod dot's bits, tails included", "[quant]") {
+  // SMMLA takes two rows and two tokens; odd rows and tokens fall back to the dot. Every lane
+  // runs the dot's integers and float steps, so a prompt's rows equal decode's dots
+  // (simd/neon_i8mm). Blocks are 32 codes (q8_0, q4_0) or 256 (q4_k).
+  for (const auto& row : format_kernels()) CHECK(select_rows_i8mm(row, Isa::neon) == nullptr);
+  if (detect_isa() != Isa::dotprod || !i8mm_rows()) {
+    WARN("skipped: not an aarch64 CPU with i8mm (this one: " << isa_name(detect_isa()) << "), so the i8mm rows cannot run");
+    return;
+  }
+  int checked = 0;
+  for (const auto& row : format_kernels()) {
+    const RowsQ8Fn rows_fn = select_rows_i8mm(row, Isa::dotprod);
+    if (rows_fn == nullptr) continue;
+    REQUIRE(row.dot_dotprod != nullptr);
+    const std::int64_t block = std::int64_t(info(row.weight).block_elems);
+    for (const std::int64_t blocks : {1, 2, 3, 8}) {  // one chain, both, an odd block last
+      const std::int64_t n = blocks * block;
+      std::vector<Encoded> w, acts;
+      std::vector<std::byte> w_rows, a_rows;
+      for (std::uint32_t r = 0; r < 5; ++r) {
+        w.push_back(encode(row.weight, normal(std::size_t(n), 1000 + r)));
+        w_rows.insert(w_rows.end(), w.back().bytes.begin(), w.back().bytes.end());
+      }
+      for (std::uint32_t t = 0; t < 7; ++t) {
+        acts.push_back(encode(row.activation, normal(std::size_t(n), 2000 + t)));
+        a_rows.insert(a_rows.end(), acts.back().bytes.begin(), acts.back().bytes.end());
+      }
+      const std::size_t w_stride = w[0].bytes.size(), a_stride = acts[0].bytes.size();
+      for (int rows = 1; rows <= 5; ++rows)
+        for (int nt = 1; nt <= 7; ++nt) {
+          CAPTURE(info(row.weight).name, blocks, rows, nt);
+          const std::size_t out_stride = std::size_t(rows) + 1;  // a gap the kernel must not write
+          std::vector<float> out(out_stride * 8, -7.0f);
+          rows_fn(w_rows.data(), w_stride, rows, a_rows.data(), a_stride, nt, n, out.data(), out_stride);
+          for (int t = 0; t < 8; ++t)
+            for (std::size_t r = 0; r < out_stride; ++r) {
+              const float v = out[r + std::size_t(t) * out_stride];
+              if (t >= nt || r >= std::size_t(rows)) {
+                CHECK(v == -7.0f);
+                continue;
+              }
+              const float dot = row.dot_dotprod(w[r].bytes.data(), acts[std::size_t(t)].bytes.data(), n);
+              CHECK(std::memcmp(&v, &dot, sizeof(float)) == 0);
+              const float ref = row.dot_ref(w[r].bytes.data(), acts[std::size_t(t)].bytes.data(), n);
+              double magnitude = 0;
+              for (std::int64_t i = 0; i < n; ++i) magnitude += std::fabs(double(w[r].decoded[std::size_t(i)]) * acts[std::size_t(t)].decoded[std::size_t(i)]);
+              CHECK(std::fabs(v - ref) <= row.dot_tolerance * magnitude + 1e-6);
+            }
+        }
+    }
+    ++checked;
+  }
+  CHECK(checked == 3);  // q8_0, q4_0, q4_k
+}
+
 TEST_CASE("quant::format_kernels: every AVX-512 quantizer writes the reference's bytes", "[quant]") {
   if (detect_isa() != Isa::avx512vnni) {
     WARN("skipped: this CPU (or TRILEMMA_ISA) has no AVX-512 VNNI, so the AVX-512 quantizers cannot run");

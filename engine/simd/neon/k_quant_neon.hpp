@@ -33,9 +33,14 @@ int32x4_t dot16(int32x4_t acc, int8x16_t codes, const std::int8_t* y) {
   return Dot::sum(acc, codes, vld1q_s8(y));
 }
 
-// The reference's float step for one super-block.
+// The reference's float step for one super-block, from its integer totals. The files that
+// include this header are compiled with -ffp-contract=off, so every caller (the dots of each
+// column, the i8mm rows) rounds these steps alike.
+inline float super_block(float yd, float d, float dmin, int scaled, int mins) {
+  return yd * (d * float(scaled) - dmin * float(mins));
+}
 inline float super_block(float yd, float d, float dmin, int32x4_t scaled, int mins) {
-  return yd * (d * float(vaddvq_s32(scaled)) - dmin * float(mins));
+  return super_block(yd, d, dmin, vaddvq_s32(scaled), mins);
 }
 
 // sum_t m[t] * bsums[t] over the 16 sub-blocks (m as 16 bytes).
