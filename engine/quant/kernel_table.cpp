@@ -74,7 +74,7 @@ constexpr std::array k_table = {
     FormatKernels{T::q6_k, T::q8_k, quantize_row_q6_k, dequantize_row_q6_k, dot_q6_k_q8_k_ref, TRILEMMA_X86(dot_q6_k_q8_k_avx2), TRILEMMA_NEON(dot_q6_k_q8_k_neon),
                   1e-5f, 0.021f, nullptr, nullptr, TRILEMMA_NEON(dot_q6_k_q8_k_dotprod), nullptr, pack_strip_q6_k_x16,
                   TRILEMMA_X86(strip_q6_k_x16_avx512vnni), TRILEMMA_X86(dot_multi_q6_k_q8_k_avx2), TRILEMMA_X86(dot_q6_k_q8_k_avx512vnni),
-                  TRILEMMA_X86(dot_multi_q6_k_q8_k_avx512vnni)},
+                  TRILEMMA_X86(dot_multi_q6_k_q8_k_avx512vnni), nullptr, nullptr, nullptr, TRILEMMA_NEON(rows_q6_k_q8_k_i8mm)},
     FormatKernels{.weight = T::q8_k, .activation = T::q8_k, .quantize = quantize_row_q8_k, .dequantize = dequantize_row_q8_k,
                   .dot_ref = dot_q8_k_q8_k_ref, .dot_avx2 = nullptr, .dot_neon = nullptr, .dot_tolerance = 1e-5f,
                   .roundtrip_rms = 0.0075f, .quantize_avx512 = TRILEMMA_X86(quantize_row_q8_k_avx512)},

@@ -212,6 +212,8 @@ void rows_q4_0_q8_0_i8mm(const void* w, std::size_t w_row_bytes, int rows, const
                          std::int64_t n, float* out, std::size_t out_stride);
 void rows_q4_k_q8_k_i8mm(const void* w, std::size_t w_row_bytes, int rows, const void* a, std::size_t a_stride, int nt,
                          std::int64_t n, float* out, std::size_t out_stride);
+void rows_q6_k_q8_k_i8mm(const void* w, std::size_t w_row_bytes, int rows, const void* a, std::size_t a_stride, int nt,
+                         std::int64_t n, float* out, std::size_t out_stride);
 // engine/simd/neon_dotprod/dot_k_dotprod.cpp (ARMv8.2 dotprod; aarch64 builds only, as above)
 float dot_q2_k_q8_k_dotprod(const void* w, const void* a, std::int64_t n);
 float dot_q3_k_q8_k_dotprod(const void* w, const void* a, std::int64_t n);

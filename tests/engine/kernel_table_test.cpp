@@ -233,7 +233,7 @@ TEST_CASE("quant::format_kernels: the dotprod k-quant dots give the NEON dots' b
 TEST_CASE("quant::format_kernels: the i8mm rows give every (row, token) the dotprod dot's bits, tails included", "[quant]") {
   // SMMLA takes two rows and two tokens; odd rows and tokens fall back to the dot. Every lane
   // runs the dot's integers and float steps, so a prompt's rows equal decode's dots
-  // (simd/neon_i8mm). Blocks are 32 codes (q8_0, q4_0) or 256 (q4_k).
+  // (simd/neon_i8mm). Blocks are 32 codes (q8_0, q4_0) or 256 (q4_k, q6_k).
   for (const auto& row : format_kernels()) CHECK(select_rows_i8mm(row, Isa::neon) == nullptr);
   if (detect_isa() != Isa::dotprod || !i8mm_rows()) {
     WARN("skipped: not an aarch64 CPU with i8mm (this one: " << isa_name(detect_isa()) << "), so the i8mm rows cannot run");
@@ -282,7 +282,7 @@ TEST_CASE("quant::format_kernels: the i8mm rows give every (row, token) the dotp
     }
     ++checked;
   }
-  CHECK(checked == 3);  // q8_0, q4_0, q4_k
+  CHECK(checked == 4);  // q8_0, q4_0, q4_k, q6_k
 }
 
 TEST_CASE("quant::format_kernels: every AVX-512 quantizer writes the reference's bytes", "[quant]") {
@@ -647,7 +647,7 @@ TEST_CASE("quant::format_kernels: the AMX strips give the VNNI strips' bits over
     }
     ++checked;
   }
-  CHECK(checked == 3);  // q8_0, q4_0, q4_k
+  CHECK(checked == 4);  // q8_0, q4_0, q4_k, q6_k
 }
 
 TEST_CASE("quant::format_kernels: every rows x tokens kernel matches the _ref dots, and a (row, token) result does not depend on the blocking", "[quant]") {

@@ -1,5 +1,5 @@
 // Int8 matrix-multiply rows x tokens kernels (the `rows_i8mm` column of quant/kernel_table.cpp):
-// Q8_0 and Q4_0 weights against Q8_0 activations, Q4_K against Q8_K. SMMLA multiplies a 2 x 8
+// Q8_0 and Q4_0 weights against Q8_0 activations, Q4_K and Q6_K against Q8_K. SMMLA multiplies a 2 x 8
 // int8 block by an 8 x 2 one into four int32 sums: two rows x two tokens per instruction, 32
 // products where SDOT does 16, so a prompt's tokens share each weight load and unpack. Compiled
 // with +i8mm for this file only and picked only where the kernel reports i8mm
@@ -124,6 +124,57 @@ struct Q4KBlocks {
   }
 };
 
+// Q6_K weights, Q8_K activations: element 128h + 32k + 16u + l is (ql nibble | two bits of qh
+// << 4) - 32 (k_quant_neon.hpp's dot_q6_k), sub-block t = 8h + 2k + u of 16 codes with a signed
+// scale; per super-block the weighted integer total, then the dot's float step, per lane.
+struct Q6KBlocks {
+  using Block = BlockQ6K;
+  using Act = BlockQ8K;
+  static constexpr std::int64_t block_elems = k_qk_k;
+
+  // The four 16-code groups k = 0..3 of (h, u) for one row, as signed codes.
+  static void codes(const Block& b, int h, int u, int8x16_t out[4]) {
+    const uint8x16_t low4 = vdupq_n_u8(0x0F);
+    const uint8x16_t l0 = vld1q_u8(b.ql + 64 * h + 16 * u), l1 = vld1q_u8(b.ql + 64 * h + 32 + 16 * u);
+    const uint8x16_t qh = vld1q_u8(b.qh + 32 * h + 16 * u);
+    const uint8x16_t lows[4] = {vandq_u8(l0, low4), vandq_u8(l1, low4), vshrq_n_u8(l0, 4), vshrq_n_u8(l1, 4)};
+    for (int k = 0; k < 4; ++k) {
+      const uint8x16_t c = vorrq_u8(lows[k], vshlq_n_u8(k_neon::two_bits(qh, 2 * k), 4));
+      out[k] = vsubq_s8(vreinterpretq_s8_u8(c), vdupq_n_s8(32));
+    }
+  }
+
+  template <int pairs>
+  static void run(const Block* r0, const Block* r1, const Act* const* tokens, std::int64_t blocks, float (*res)[4]) {
+    float sum[pairs][4] = {};
+    for (std::int64_t b = 0; b < blocks; ++b) {
+      int32x4_t scaled[pairs];
+      for (int q = 0; q < pairs; ++q) scaled[q] = vdupq_n_s32(0);
+      for (int h = 0; h < 2; ++h)
+        for (int u = 0; u < 2; ++u) {
+          int8x16_t c0[4], c1[4];
+          codes(r0[b], h, u, c0), codes(r1[b], h, u, c1);
+          for (int k = 0; k < 4; ++k) {
+            const int t = 8 * h + 2 * k + u;
+            const int32x4_t scale = {r0[b].scales[t], r0[b].scales[t], r1[b].scales[t], r1[b].scales[t]};
+            for (int q = 0; q < pairs; ++q)
+              scaled[q] = vmlaq_s32(scaled[q], mmla16(vdupq_n_s32(0), c0[k], c1[k], tokens[2 * q][b].qs + 16 * t, tokens[2 * q + 1][b].qs + 16 * t),
+                                    scale);
+          }
+        }
+      const float d[2] = {fp16_to_fp32(r0[b].d), fp16_to_fp32(r1[b].d)};
+      for (int q = 0; q < pairs; ++q) {
+        std::int32_t totals[4];
+        vst1q_s32(totals, scaled[q]);
+        for (int lane = 0; lane < 4; ++lane)
+          sum[q][lane] += k_neon::super_block(tokens[2 * q + lane % 2][b].d, d[lane / 2], 0.0f, totals[lane], 0);
+      }
+    }
+    for (int q = 0; q < pairs; ++q)
+      for (int lane = 0; lane < 4; ++lane) res[q][lane] = sum[q][lane];
+  }
+};
+
 // Rows in pairs against tokens in fours, then pairs (each pair of rows unpacked once per block
 // for all of them); a last odd row or token through `dot`, which gives the same bits.
 template <class Kernel>
@@ -178,6 +229,11 @@ void rows_q4_0_q8_0_i8mm(const void* w, std::size_t w_row_bytes, int rows, const
 void rows_q4_k_q8_k_i8mm(const void* w, std::size_t w_row_bytes, int rows, const void* a, std::size_t a_stride, int nt,
                          std::int64_t n, float* out, std::size_t out_stride) {
   rows_i8mm<Q4KBlocks>(w, w_row_bytes, rows, a, a_stride, nt, n, out, out_stride, dot_q4_k_q8_k_dotprod);
+}
+
+void rows_q6_k_q8_k_i8mm(const void* w, std::size_t w_row_bytes, int rows, const void* a, std::size_t a_stride, int nt,
+                         std::int64_t n, float* out, std::size_t out_stride) {
+  rows_i8mm<Q6KBlocks>(w, w_row_bytes, rows, a, a_stride, nt, n, out, out_stride, dot_q6_k_q8_k_dotprod);
 }
 
 }  // namespace trilemma::engine
