@@ -204,6 +204,12 @@ float dot_q6_k_q8_k_neon(const void* w, const void* a, std::int64_t n);
 // run time when the kernel reports asimddp)
 float dot_q8_0_q8_0_dotprod(const void* w, const void* a, std::int64_t n);
 float dot_q4_0_q8_0_dotprod(const void* w, const void* a, std::int64_t n);
+float dot_q4_1_q8_0_dotprod(const void* w, const void* a, std::int64_t n);
+float dot_q5_0_q8_0_dotprod(const void* w, const void* a, std::int64_t n);
+float dot_q5_1_q8_0_dotprod(const void* w, const void* a, std::int64_t n);
+float dot_iq4_nl_q8_0_dotprod(const void* w, const void* a, std::int64_t n);
+float dot_tq3_t_q8_0_dotprod(const void* w, const void* a, std::int64_t n);
+float dot_tq2_t_q8_0_dotprod(const void* w, const void* a, std::int64_t n);
 // engine/simd/neon_i8mm/rows_i8mm.cpp (i8mm SMMLA; aarch64 builds only, picked at run time when
 // the kernel reports i8mm): kernels.hpp RowsQ8Fn, each result the dotprod dot's bits
 void rows_q8_0_q8_0_i8mm(const void* w, std::size_t w_row_bytes, int rows, const void* a, std::size_t a_stride, int nt,

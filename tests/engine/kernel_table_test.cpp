@@ -212,22 +212,23 @@ TEST_CASE("quant::format_kernels: the AVX-512 k-quant dots give the AVX2 dots' b
   CHECK(checked == 3);  // q4_k, q5_k, q6_k
 }
 
-TEST_CASE("quant::format_kernels: the dotprod k-quant dots give the NEON dots' bits", "[quant]") {
-  // One loop (simd/neon/k_quant_neon.hpp) over two ways to sum 16 int8 products: exact integers
-  // either way, so a phone with SDOT and a Cortex-A53 decode to the same logits.
+TEST_CASE("quant::format_kernels: the dotprod k-quant and 32-weight dots give the NEON dots' bits", "[quant]") {
+  // One loop (simd/neon/k_quant_neon.hpp, block32_neon.hpp) over two ways to sum 16 int8
+  // products: exact integers either way, so a phone with SDOT and a Cortex-A53 decode to the
+  // same logits. Q8_0 and Q4_0 are apart: their dotprod dots chain blocks as the i8mm rows do.
   if (detect_isa() != Isa::dotprod) {
     WARN("skipped: not an aarch64 CPU with asimddp (this one: " << isa_name(detect_isa()) << "), so the dotprod columns cannot run");
     return;
   }
   int checked = 0;
   for (const auto& row : format_kernels()) {
-    if (row.activation != TensorType::q8_k || row.dot_dotprod == nullptr) continue;
+    if (row.dot_dotprod == nullptr || row.weight == TensorType::q8_0 || row.weight == TensorType::q4_0) continue;
     CAPTURE(info(row.weight).name);
     REQUIRE(row.dot_neon != nullptr);
     check_same_bits(row, row.dot_neon, row.dot_dotprod, 900);
     ++checked;
   }
-  CHECK(checked == 5);  // q2_k .. q6_k
+  CHECK(checked == 11);  // q2_k .. q6_k, q4_1, q5_0, q5_1, iq4_nl, tq3_t, tq2_t
 }
 
 TEST_CASE("quant::format_kernels: the i8mm rows give every (row, token) the dotprod dot's bits, tails included", "[quant]") {

@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "engine/quant/blocks.hpp"
+#include "engine/simd/neon/block32_neon.hpp"
 #include "engine/simd/neon/block_codes_neon.hpp"
 #include "engine/quant/fp16.hpp"
 #include "engine/quant/kernels.hpp"
@@ -15,6 +16,10 @@
 namespace trilemma::engine {
 
 namespace {
+
+struct Sdot {
+  static int32x4_t sum(int32x4_t acc, int8x16_t a, int8x16_t b) { return vdotq_s32(acc, a, b); }
+};
 
 // Each block's exact integer sum, converted to float and fused-multiply-added with the product
 // of its two scales into the even or the odd blocks' chain (so consecutive blocks overlap), the
@@ -43,5 +48,13 @@ float dot_q8_0_q8_0_dotprod(const void* w, const void* a, std::int64_t n) {
 float dot_q4_0_q8_0_dotprod(const void* w, const void* a, std::int64_t n) {
   return dot_q8_chains(static_cast<const BlockQ4_0*>(w), static_cast<const BlockQ8_0*>(a), n / k_qk4_0);
 }
+
+// The other 32-weight formats: simd/neon/block32_neon.hpp's loops with SDOT, the NEON column's bits.
+float dot_q4_1_q8_0_dotprod(const void* w, const void* a, std::int64_t n) { return b32_neon::dot_q4_1<Sdot>(w, a, n); }
+float dot_q5_1_q8_0_dotprod(const void* w, const void* a, std::int64_t n) { return b32_neon::dot_q5_1<Sdot>(w, a, n); }
+float dot_q5_0_q8_0_dotprod(const void* w, const void* a, std::int64_t n) { return b32_neon::dot_q5_0<Sdot>(w, a, n); }
+float dot_iq4_nl_q8_0_dotprod(const void* w, const void* a, std::int64_t n) { return b32_neon::dot_iq4_nl<Sdot>(w, a, n); }
+float dot_tq3_t_q8_0_dotprod(const void* w, const void* a, std::int64_t n) { return b32_neon::dot_tq3_t<Sdot>(w, a, n); }
+float dot_tq2_t_q8_0_dotprod(const void* w, const void* a, std::int64_t n) { return b32_neon::dot_tq2_t<Sdot>(w, a, n); }
 
 }  // namespace trilemma::engine
