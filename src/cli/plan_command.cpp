@@ -2,7 +2,9 @@
 #include <nlohmann/json.hpp>
 
 #include <deque>
+#include <filesystem>
 #include <iostream>
+#include <sstream>
 
 #include "cli/json_output.hpp"
 #include "cli/log.hpp"
@@ -15,6 +17,8 @@
 #include "io/atomic_write.hpp"
 #include "models/catalog.hpp"
 #include "models/measured_loss.hpp"
+#include "report/html_report.hpp"
+#include "report/plan_plots.hpp"
 #include "solver/plan_document.hpp"
 
 namespace trilemma::cli {
@@ -29,7 +33,7 @@ struct KvParamFlag {
 };
 
 struct PlanFlags {
-  std::string model, device, scenario = "latency", out, emit;
+  std::string model, device, scenario = "latency", out, emit, report, svg_dir;
   std::uint32_t context = 0, prompt = 0;
   std::optional<double> max_memory_gib, min_tok_s, max_ttft_ms, max_loss_points, ram_gib;
   std::string weights, kv, kv_strategy, backend, draft, draft_model;
@@ -103,17 +107,17 @@ Result<solver::Pins> pins_from(const PlanFlags& f) {
   return p;
 }
 
-void print_candidate_line(const solver::Candidate& c) {
-  std::cout << "    " << pad(fixed(c.tok_s(), 1) + " tok/s", 13) << pad(fixed(c.ttft_ms(), 0) + " ms", 10)
+void print_candidate_line(std::ostream& out, const solver::Candidate& c) {
+  out << "    " << pad(fixed(c.tok_s(), 1) + " tok/s", 13) << pad(fixed(c.ttft_ms(), 0) + " ms", 10)
             << pad(fixed(c.memory_gib(), 2) + " GiB", 11) << pad("-" + fixed(c.loss_points(), 1) + " pts", 11)
             << describe(c.config) << "\n";
 }
 
 // The chosen plan: each predicted figure with its range, what it gives up, its basis, the runners-up.
-void print_chosen(const solver::PlanResult& r, const solver::Profile& p) {
+void print_chosen(std::ostream& out, const solver::PlanResult& r, const solver::Profile& p) {
   const auto& c = *r.chosen;
   const auto& e = c.estimate;
-  std::cout << "\nchosen: " << describe(c.config) << "\n"
+  out << "\nchosen: " << describe(c.config) << "\n"
             << "  decode     " << fixed(e.latency.decode_tok_s.mid) << " tok/s  (" << fixed(e.latency.decode_tok_s.low)
             << "-" << fixed(e.latency.decode_tok_s.high) << ", " << e.latency.bound << "-bound, "
             << fixed(e.latency.bytes_per_token / 1e6, 0) << " MB read per token at "
@@ -129,48 +133,48 @@ void print_chosen(const solver::PlanResult& r, const solver::Profile& p) {
             << fixed(e.accuracy.points.high) << "), KLD " << fixed(e.accuracy.kld.mid, 4) << ", PPL +"
             << fixed(e.accuracy.ppl_delta_pct.mid, 2) << "%\n";
   if (c.config.speculative.on())
-    std::cout << "  speculative acceptance " << fixed(e.latency.acceptance, 2) << " (prior), "
+    out << "  speculative acceptance " << fixed(e.latency.acceptance, 2) << " (prior), "
               << fixed(e.latency.tokens_per_pass, 2) << " tokens per target pass, speed-up x"
               << fixed(e.latency.speedup, 2) << ", draft cost ratio " << fixed(e.latency.draft_cost_ratio, 3) << "\n";
-  std::cout << "  gives up   " << r.gives_up << "  (keeps " << p.keeps << ")\n"
+  out << "  gives up   " << r.gives_up << "  (keeps " << p.keeps << ")\n"
             << "  binding    " << (r.binding.empty() ? "none: no constraint kept a better-ranked plan out" : r.binding) << "\n"
             << "  basis\n";
-  for (const auto& b : e.basis) std::cout << "    - " << b << "\n";
+  for (const auto& b : e.basis) out << "    - " << b << "\n";
   if (!r.runners_up.empty()) {
-    std::cout << "\nrunners-up:\n";
-    for (const auto& x : r.runners_up) print_candidate_line(x);
+    out << "\nrunners-up:\n";
+    for (const auto& x : r.runners_up) print_candidate_line(out, x);
   }
 }
 
 // No plan: the smallest relaxation per constraint, and smaller models of the family.
-void print_infeasible(const solver::PlanResult& r) {
-  std::cout << "\nno feasible plan. What would make one feasible (smallest relaxation per constraint):\n";
-  for (const auto& x : r.relaxations) std::cout << "  - " << x.message << "\n";
+void print_infeasible(std::ostream& out, const solver::PlanResult& r) {
+  out << "\nno feasible plan. What would make one feasible (smallest relaxation per constraint):\n";
+  for (const auto& x : r.relaxations) out << "  - " << x.message << "\n";
   if (!r.smaller_models.empty()) {
-    std::cout << "  or a smaller model of the same family:\n";
-    for (const auto& s : r.smaller_models) std::cout << "    " << s << "\n";
+    out << "  or a smaller model of the same family:\n";
+    for (const auto& s : r.smaller_models) out << "    " << s << "\n";
   }
 }
 
 // The Pareto front's rows, spread from the fastest to the most accurate.
-void print_front(const solver::PlanResult& r, std::size_t front_rows) {
-  std::cout << "\nPareto front (decode tok/s, memory, quality loss; " << r.front.size() << " plans";
-  if (r.front.size() > front_rows) std::cout << ", " << front_rows << " shown, --front N for more";
-  std::cout << "):\n";
+void print_front(std::ostream& out, const solver::PlanResult& r, std::size_t front_rows) {
+  out << "\nPareto front (decode tok/s, memory, quality loss; " << r.front.size() << " plans";
+  if (r.front.size() > front_rows) out << ", " << front_rows << " shown, --front N for more";
+  out << "):\n";
   for (std::size_t i = 0; i < std::min(front_rows, r.front.size()); ++i) {
     const std::size_t k = front_rows >= r.front.size() ? i : i * (r.front.size() - 1) / std::max<std::size_t>(1, front_rows - 1);
-    print_candidate_line(r.front[k]);
+    print_candidate_line(out, r.front[k]);
   }
 }
 
-void print_report(const solver::PlanResult& r, const models::Model& m, const devices::Device& d,
+void print_report(std::ostream& out, const solver::PlanResult& r, const models::Model& m, const devices::Device& d,
                   const solver::Profile& p, std::size_t front_rows) {
-  std::cout << "plan: " << m.id << " on " << d.id << " (" << d.name << "), " << p.name << ", context " << r.context
+  out << "plan: " << m.id << " on " << d.id << " (" << d.name << "), " << p.name << ", context " << r.context
             << ", prompt " << r.prompt << "\n"
             << "  searched " << r.evaluated << " configurations, " << r.feasible << " feasible\n";
-  if (r.chosen) print_chosen(r, p);
-  else print_infeasible(r);
-  print_front(r, front_rows);
+  if (r.chosen) print_chosen(out, r, p);
+  else print_infeasible(out, r);
+  print_front(out, r, front_rows);
 }
 
 // --emit's emitter (nullptr without --emit).
@@ -217,6 +221,28 @@ Status write_outputs(const PlanFlags& f, const emitters::EmitterInfo* emitter, c
   return Ok{};
 }
 
+// --svg DIR and --report FILE.html: the chosen plan's plots, and the page that holds them with
+// the text report and the basis of its figures. Without a plan the page has the text alone.
+Status write_pictures(const PlanFlags& f, const solver::PlanResult& r, const solver::PlanRequest& req) {
+  if (f.report.empty() && f.svg_dir.empty()) return Ok{};
+  const auto plots = report::plan_plots(r, *req.device, report::effective_limits(req.profile.constraints, req.budgets));
+  if (!f.svg_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(f.svg_dir, ec);
+    if (ec) return make_error(ErrorKind::io, f.svg_dir, "", "cannot create the directory: " + ec.message());
+    if (plots.empty()) warn("--svg: no feasible plan, so no plots");
+    for (const auto& p : plots)
+      if (auto w = io::write_file_atomically(std::filesystem::path(f.svg_dir) / (p.name + ".svg"), p.svg); !w.ok()) return w.error();
+  }
+  if (f.report.empty()) return Ok{};
+  std::ostringstream text;
+  print_report(text, r, *req.model, *req.device, req.profile, f.front);
+  const report::HtmlReport page{"trilemma plan: " + req.model->id + " on " + req.device->id + ", " + req.profile.name, text.str(), plots,
+                                r.chosen ? r.chosen->estimate.basis : std::vector<std::string>{}};
+  if (auto w = io::write_file_atomically(f.report, report::html_page(page)); !w.ok()) return w.error();
+  return Ok{};
+}
+
 int run_plan(const PlanFlags& f) {
   auto emitter = emitter_of(f);
   if (!emitter.ok()) return report_error(emitter.error());
@@ -241,8 +267,9 @@ int run_plan(const PlanFlags& f) {
   if (!result.ok()) return report_error(result.error());
   const auto doc = solver::plan_to_json(*result, *model, *device, *profile);
   if (auto w = write_outputs(f, *emitter, doc, result->chosen.has_value()); !w.ok()) return report_error(w.error());
+  if (auto w = write_pictures(f, *result, req); !w.ok()) return report_error(w.error());
   if (f.as_json) std::cout << json_text(doc) << "\n";
-  else print_report(*result, *model, *device, *profile, f.front);
+  else print_report(std::cout, *result, *model, *device, *profile, f.front);
   return result->chosen ? k_exit_ok : k_exit_infeasible;
 }
 
@@ -293,6 +320,8 @@ void add_plan_command(CLI::App& app, Handler& handler) {
   cmd->add_option("--front", f.front, "Pareto-front rows to print")->capture_default_str();
   cmd->add_option("--out", f.out, "also write the plan document (JSON) to this file");
   cmd->add_option("--emit", f.emit, "write --out in this format instead: " + emitters::emitter_names());
+  cmd->add_option("--report", f.report, "also write the report with its plots as one self-contained HTML page");
+  cmd->add_option("--svg", f.svg_dir, "also write the plots (roofline, tradeoff, memory) as SVG files into this directory");
   cmd->add_flag("--json", f.as_json, "print the plan document (docs/plan-schema.md) instead of the report");
   cmd->callback([&] { handler = [] { return run_plan(f); }; });
 }

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "gate/gate.hpp"
+#include "io/xml_escape.hpp"
 
 namespace trilemma::gate {
 
@@ -16,8 +17,7 @@ std::string report_to_text(const Report& report);
 std::string report_to_junit(const Report& report);
 std::string report_to_github(const Report& report);
 
-// XML text and attribute escaping (& < > " ').
-std::string xml_escape(const std::string& s);
+using io::xml_escape;  // JUnit's text and attributes
 // Workflow-command escaping: data escapes % CR LF; properties also escape : and ,.
 std::string github_escape_data(const std::string& s);
 std::string github_escape_property(const std::string& s);

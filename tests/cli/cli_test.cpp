@@ -520,6 +520,32 @@ TEST_CASE("cli plan: each KV strategy's parameters are pins from its row; a para
   CHECK(run("plan -m llama-3.2-1b -d apple-m2 --sinks 99999999").code == 2);
 }
 
+TEST_CASE("cli plan --report / --svg: the page and the plots are written, or nothing and a clear error", "[cli]") {
+  const TempDir tmp("report");
+  const auto page = tmp.path / "plan.html", dir = tmp.path / "svg";
+  const auto r = run("plan -m llama-3.2-1b -d apple-m2 --report " + page.string() + " --svg " + dir.string());
+  REQUIRE(r.code == 0);
+  std::ifstream in(page);
+  const std::string html((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(html.rfind("<!DOCTYPE html>", 0) == 0);
+  CHECK(html.find("chosen: ") != std::string::npos);  // the text report
+  std::size_t svgs = 0;
+  for (auto at = html.find("<svg xmlns="); at != std::string::npos; at = html.find("<svg xmlns=", at + 1)) ++svgs;
+  CHECK(svgs == 3);
+  for (const char* name : {"roofline.svg", "tradeoff.svg", "memory.svg"}) CHECK(std::filesystem::file_size(dir / name) > 1000);
+  // No plan: the page still carries the text (what to relax); no plots.
+  const auto none = run("plan -m llama-3.1-8b -d raspberry-pi-5 -s latency --report " + (tmp.path / "none.html").string());
+  CHECK(none.code == 4);
+  CHECK(std::filesystem::exists(tmp.path / "none.html"));
+  // A directory that cannot be made names the flag's path; nothing is left half-written.
+  const auto bad = run("plan -m llama-3.2-1b -d apple-m2 --svg " + page.string() + "/x", true);
+  CHECK(bad.code != 0);
+  CHECK(bad.out.find(page.string() + "/x") != std::string::npos);
+  const auto bad_page = run("plan -m llama-3.2-1b -d apple-m2 --report " + (tmp.path / "no/such/dir/p.html").string(), true);
+  CHECK(bad_page.code != 0);
+  CHECK_FALSE(std::filesystem::exists(tmp.path / "no"));
+}
+
 TEST_CASE("cli run: a .gguf without the GGUF magic is reported as such, not as a llama2.c header (issue 14)", "[cli]") {
   const TempDir tmp("magic");
   const auto file = (tmp.path / "fake.gguf").string();

@@ -1,0 +1,82 @@
+// The HTML report of `trilemma plan --report` in a real browser: headless Chromium (Debian's
+// chromium package, which scripts/install-deps installs) loads the page from disk, its DOM holds
+// the three plots with their points, axes and labels, nothing is fetched from elsewhere, and a
+// screenshot of it is a real image. Skips with a printed reason where Chromium is absent.
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "run_binary.hpp"
+
+namespace fs = std::filesystem;
+using trilemma::testing::run_command;
+
+namespace {
+
+std::string chromium() {
+  for (const char* p : {"/usr/bin/chromium", "/usr/bin/chromium-browser"})
+    if (fs::exists(p)) return p;
+  return "";
+}
+
+// Flags for a root user on a closed network (the machine's notes): no sandbox, no GPU, and
+// none of the background connections that would fail here.
+std::string headless(const std::string& browser, const fs::path& profile) {
+  return browser + " --headless --no-sandbox --disable-gpu --disable-quic --no-first-run --disable-background-networking "
+                   "--disable-component-update --disable-sync --hide-scrollbars --user-data-dir=" + profile.string();
+}
+
+std::size_t count(const std::string& s, const std::string& what) {
+  std::size_t n = 0;
+  for (auto at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("report in Chromium: the plan page loads, its DOM has the plots' points, axes and labels, and it renders", "[report]") {
+  const std::string browser = chromium();
+  if (browser.empty()) {
+    WARN("skipped: no Chromium at /usr/bin/chromium (Debian's chromium package; scripts/install-deps installs it)");
+    return;
+  }
+  const fs::path dir = fs::temp_directory_path() / ("trilemma-browser-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const fs::path page = dir / "plan.html", shot = dir / "plan.png";
+  const auto planned = run_command(std::string(TRILEMMA_BINARY) + " plan -m llama-3.2-1b -d snapdragon-8-gen-3 -s memory --report " +
+                                   page.string() + " 2>&1");
+  REQUIRE(planned.code == 0);
+  // --dump-dom prints the DOM after load; stderr (console messages, failed loads) goes apart.
+  const auto dom = run_command("timeout 120 " + headless(browser, dir / "profile") + " --enable-logging=stderr --v=0 --dump-dom file://" +
+                               page.string() + " 2> " + (dir / "console.txt").string());
+  REQUIRE(dom.code == 0);
+  CHECK(count(dom.out, "<svg xmlns=") == 3);
+  CHECK(count(dom.out, "<figure id=") == 3);
+  CHECK(dom.out.find("class=\"chosen\"") != std::string::npos);   // the chosen plan's markers
+  CHECK(dom.out.find("class=\"roof\"") != std::string::npos);     // the roofline's roofs
+  CHECK(dom.out.find("class=\"frame\"") != std::string::npos);    // the axes' frame
+  CHECK(dom.out.find("arithmetic intensity") != std::string::npos);
+  CHECK(dom.out.find("decode tok/s") != std::string::npos);
+  CHECK(dom.out.find("chosen: ") != std::string::npos);           // the text report
+  std::ifstream console(dir / "console.txt");
+  std::stringstream log;
+  log << console.rdbuf();
+  CAPTURE(log.str());
+  CHECK(log.str().find("Uncaught") == std::string::npos);
+  CHECK(log.str().find("ERR_FILE_NOT_FOUND") == std::string::npos);
+  const auto shot_run = run_command("timeout 120 " + headless(browser, dir / "profile") + " --window-size=900,2400 --screenshot=" +
+                                    shot.string() + " file://" + page.string() + " 2>/dev/null");
+  CHECK(shot_run.code == 0);
+  REQUIRE(fs::exists(shot));
+  CHECK(fs::file_size(shot) > 20000);  // a rendered page, not an empty one
+  std::ifstream png(shot, std::ios::binary);
+  char magic[8] = {};
+  png.read(magic, 8);
+  CHECK(std::string(magic + 1, 3) == "PNG");
+  std::error_code ignored;
+  fs::remove_all(dir, ignored);
+}

@@ -1,0 +1,73 @@
+// report/chart: ticks, labels, coordinates and the SVG document, checked by parsing it.
+#include <catch2/catch.hpp>
+
+#include "report/chart.hpp"
+#include "xml_check.hpp"
+
+using namespace trilemma;
+using namespace trilemma::report;
+
+namespace {
+
+std::size_t count(const std::string& s, const std::string& what) {
+  std::size_t n = 0;
+  for (auto at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
+  return n;
+}
+
+std::vector<double> values(const std::vector<std::pair<double, std::string>>& ticks) {
+  std::vector<double> out;
+  for (const auto& t : ticks) out.push_back(t.first);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("report::axis_ticks: nice linear steps, decades on log axes, category middles", "[report]") {
+  CHECK(values(axis_ticks(Axis{"tok/s", 0, 150, false, {}})) == std::vector<double>{0, 50, 100, 150});
+  CHECK(values(axis_ticks(Axis{"GiB", 0, 5.9, false, {}})) == std::vector<double>{0, 1, 2, 3, 4, 5});
+  // Four decades: powers of ten only; two: 1, 2, 5 in each.
+  CHECK(values(axis_ticks(Axis{"x", 0.1, 400, true, {}})) == std::vector<double>{0.1, 1, 10, 100});
+  const auto fine = axis_ticks(Axis{"x", 10, 1000, true, {}});
+  REQUIRE(fine.size() == 7);
+  CHECK(fine[1].second == "20");
+  CHECK(fine.back().second == "1k");
+  const auto named = axis_ticks(Axis{"", 0, 2, false, {"a", "b"}});
+  REQUIRE(named.size() == 2);
+  CHECK(named[1].first == 1.5);
+  CHECK(named[1].second == "b");
+  CHECK(axis_ticks(Axis{"empty", 3, 3, false, {}}).empty());
+}
+
+TEST_CASE("report::short_label: three significant digits, k and M", "[report]") {
+  CHECK(short_label(0.181) == "0.181");
+  CHECK(short_label(20) == "20");
+  CHECK(short_label(3600) == "3.6k");
+  CHECK(short_label(2.5e6) == "2.5M");
+}
+
+TEST_CASE("report::Chart: data maps into the plot area; the SVG is well formed, self-contained and escaped", "[report]") {
+  Chart chart("A <title> & more", Axis{"x, FLOP/byte", 1, 1000, true, {}}, Axis{"y, GB/s", 0, 100, false, {}}, 700, 400);
+  chart.legend("roof", "a line");
+  chart.legend("chosen", "the chosen one");
+  // Log x: each decade a third of the width; linear y: top is the maximum.
+  CHECK(chart.px(10) - chart.px(1) == Approx(chart.px(1000) - chart.px(100)));
+  CHECK(chart.py(100) < chart.py(0));
+  CHECK(chart.px(1e9) == chart.px(1000));  // clamped
+  chart.polyline({{1, 10}, {10, 100}}, "roof", "a \"roof\"");
+  chart.marker(10, 50, "chosen", "chosen <plan>");
+  chart.marker(20, 40, "point", "other");
+  chart.text(5, 5, "label & <note>");
+  const std::string svg = chart.svg();
+  CHECK(testing::xml_problem(svg).empty());
+  CHECK(svg.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\"", 0) == 0);
+  CHECK(svg.find("<script") == std::string::npos);
+  CHECK(svg.find("href") == std::string::npos);
+  CHECK(svg.find("A &lt;title&gt; &amp; more") != std::string::npos);
+  CHECK(svg.find("label &amp; &lt;note&gt;") != std::string::npos);
+  CHECK(count(svg, "<polyline class=\"roof\"") == 1);
+  CHECK(count(svg, "<polygon class=\"chosen\"") == 2);  // the marker and its legend sample
+  CHECK(count(svg, "<circle class=\"point\"") == 1);
+  CHECK(svg.find("x, FLOP/byte") != std::string::npos);
+  CHECK(svg.find("y, GB/s") != std::string::npos);
+}

@@ -1,0 +1,122 @@
+// report/plan_plots and html_report on real plans: the plots hold the points, roofs, limits and
+// bars the plan has, parsed from the SVG; the page holds the plots and the escaped text.
+#include <catch2/catch.hpp>
+
+#include <regex>
+
+#include "devices/device_db.hpp"
+#include "models/catalog.hpp"
+#include "report/html_report.hpp"
+#include "report/plan_plots.hpp"
+#include "xml_check.hpp"
+
+using namespace trilemma;
+
+namespace {
+
+std::size_t count(const std::string& s, const std::string& what) {
+  std::size_t n = 0;
+  for (auto at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
+  return n;
+}
+
+struct Planned {
+  models::Model model;
+  devices::Device device;
+  solver::Profile profile;
+  solver::PlanResult result;
+};
+
+Planned plan(const std::string& model_id, const std::string& device_id, const std::string& scenario, std::optional<double> min_tok_s = {}) {
+  auto model = models::resolve_model(model_id);
+  auto device = devices::resolve_device(device_id);
+  auto profile = solver::resolve_profile(scenario);
+  auto catalog = models::builtin_models();
+  REQUIRE(model.ok());
+  REQUIRE(device.ok());
+  REQUIRE(profile.ok());
+  REQUIRE(catalog.ok());
+  Planned p{*model, *device, *profile, {}};
+  solver::PlanRequest req;
+  req.model = &p.model, req.device = &p.device, req.profile = p.profile, req.catalog = &*catalog;
+  req.budgets.min_decode_tok_s = min_tok_s;
+  auto r = solver::plan(req);
+  REQUIRE(r.ok());
+  p.result = *r;
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("report::plan_plots: roofline, trade-off and memory of a real plan, element by element", "[report]") {
+  const Planned p = plan("llama-3.2-1b", "apple-m2", "latency", 30.0);
+  REQUIRE(p.result.chosen);
+  solver::Constraints budgets;
+  budgets.min_decode_tok_s = 30.0;
+  const auto limits = report::effective_limits(p.profile.constraints, budgets);
+  const auto plots = report::plan_plots(p.result, p.device, limits);
+  REQUIRE(plots.size() == 3);
+  for (const auto& plot : plots) {
+    CAPTURE(plot.name);
+    CHECK(testing::xml_problem(plot.svg).empty());
+    CHECK(plot.svg.find("<script") == std::string::npos);
+    CHECK_FALSE(plot.caption.empty());
+  }
+  const std::size_t plans = 1 + p.result.runners_up.size();
+  // Roofline: decode and prefill of every compared plan; at least one roof; both axis labels.
+  const std::string& roof = plots[0].svg;
+  CHECK(plots[0].name == "roofline");
+  CHECK(count(roof, "<polygon class=\"chosen\"") == 2 + 1);  // decode, prefill, the legend sample
+  CHECK(count(roof, "<circle class=\"point\"") == 2 * (plans - 1) + 1);
+  CHECK(count(roof, "<polyline class=\"roof\"") >= 1);
+  CHECK(roof.find("arithmetic intensity") != std::string::npos);
+  CHECK(roof.find(">decode<") != std::string::npos);
+  // Trade-off: one marker per front plan, the limits drawn, what the chosen plan gives up.
+  const std::string& trade = plots[1].svg;
+  std::size_t front_markers = 0;
+  for (const char* cls : {"loss-low", "loss-mid", "loss-high"}) front_markers += count(trade, std::string("<circle class=\"") + cls + "\" cx");
+  CHECK(front_markers == p.result.front.size() + 3);  // + the legend's three samples
+  CHECK(count(trade, "<line class=\"limit\" x1") >= 1);
+  CHECK(trade.find("min 30 tok/s") != std::string::npos);
+  CHECK(trade.find("gives up " + p.result.gives_up) != std::string::npos);
+  // Memory: a bar part per non-zero part of every plan, and the device's usable memory.
+  const std::string& mem = plots[2].svg;
+  std::size_t parts = 0;
+  for (std::size_t i = 0; i < plans; ++i) {
+    const auto& m = (i == 0 ? *p.result.chosen : p.result.runners_up[i - 1]).estimate.memory;
+    for (double b : {m.weights_bytes, m.kv_bytes, m.scratch_bytes, m.runtime_bytes, m.draft_bytes}) parts += b > 0;
+  }
+  const std::regex bar("<rect class=\"bar-[0-4]\" x=");
+  CHECK(std::size_t(std::distance(std::sregex_iterator(mem.begin(), mem.end(), bar), std::sregex_iterator())) == parts + 5);  // + legend
+  CHECK(count(mem, "<line class=\"capacity\" x1") == 1 + 1);  // the line and its legend sample
+}
+
+TEST_CASE("report::plan_plots: no chosen plan, no plots; effective limits take the tighter bound", "[report]") {
+  const Planned p = plan("llama-3.1-8b", "raspberry-pi-5", "latency");
+  CHECK_FALSE(p.result.chosen);
+  CHECK(report::plan_plots(p.result, p.device, p.profile.constraints).empty());
+  solver::Constraints profile, budgets;
+  profile.max_ttft_ms = 100, profile.min_decode_tok_s = 20, profile.max_memory_gib = 4;
+  budgets.max_ttft_ms = 500, budgets.min_decode_tok_s = 30, budgets.max_loss_points = 2;
+  const auto l = report::effective_limits(profile, budgets);
+  CHECK(*l.max_ttft_ms == 100);
+  CHECK(*l.min_decode_tok_s == 30);
+  CHECK(*l.max_memory_gib == 4);
+  CHECK(*l.max_loss_points == 2);
+}
+
+TEST_CASE("report::html_page: one self-contained page with the plots, the escaped text and the basis", "[report]") {
+  const Planned p = plan("qwen2.5-0.5b", "raspberry-pi-5", "memory");
+  REQUIRE(p.result.chosen);
+  const auto plots = report::plan_plots(p.result, p.device, p.profile.constraints);
+  const std::string html = report::html_page({"trilemma plan: <x> & y", "line 1 < line 2\n", plots, {"basis & one"}});
+  CHECK(html.rfind("<!DOCTYPE html>", 0) == 0);
+  CHECK(count(html, "<svg xmlns=") == 3);
+  CHECK(count(html, "<figcaption>") == 3);
+  CHECK(html.find("trilemma plan: &lt;x&gt; &amp; y") != std::string::npos);
+  CHECK(html.find("line 1 &lt; line 2") != std::string::npos);
+  CHECK(html.find("<li>basis &amp; one</li>") != std::string::npos);
+  CHECK(html.find("<script") == std::string::npos);
+  CHECK(html.find("src=") == std::string::npos);
+  CHECK(html.find("<link") == std::string::npos);
+}
