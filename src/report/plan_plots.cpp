@@ -87,10 +87,11 @@ Plot roofline_plot(const solver::PlanResult& r, const devices::Device& d) {
   chart.legend("point", "runners-up");
   // Paths with the same peak share one roof and one label.
   std::vector<std::pair<double, std::string>> ceilings;
-  for (const auto& [name, peak] : roofs) {
-    auto same = std::find_if(ceilings.begin(), ceilings.end(), [&](const auto& c) { return std::fabs(c.first - peak) <= 1e-6 * peak; });
-    if (same == ceilings.end()) ceilings.emplace_back(peak, name);
-    else same->second += ", " + name;
+  for (const auto& roof : roofs) {
+    const double peak = roof.second;
+    auto same = std::find_if(ceilings.begin(), ceilings.end(), [peak](const auto& c) { return std::fabs(c.first - peak) <= 1e-6 * peak; });
+    if (same == ceilings.end()) ceilings.emplace_back(peak, roof.first);
+    else same->second += ", " + roof.first;
   }
   for (const auto& [peak, names] : ceilings) {
     chart.polyline({{x_min, bw * x_min}, {peak / bw, peak}, {x_max * 4, peak}}, "roof", names + ": " + short_label(peak) + " G(FL)OP/s peak");
