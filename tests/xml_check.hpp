@@ -1,5 +1,6 @@
 // A small well-formedness check for the XML the tool writes (JUnit reports, SVG plots): tags
-// nest and balance, attribute quotes pair, text holds no raw '<', '>' or bare '&'.
+// nest and balance, attribute quotes pair, text holds no raw '<', '>' or bare '&'. And a counter
+// of elements.
 #pragma once
 #include <string>
 #include <vector>
@@ -43,6 +44,13 @@ inline std::string xml_problem(const std::string& xml) {
     }
   }
   return stack.empty() ? "" : "unclosed <" + stack.back() + ">";
+}
+
+// How many times `what` occurs in `s` (elements of a class in an SVG, cells in a grid).
+inline std::size_t count_of(const std::string& s, const std::string& what) {
+  std::size_t n = 0;
+  for (auto at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
+  return n;
 }
 
 }  // namespace trilemma::testing

@@ -24,7 +24,8 @@ constexpr const char* k_style =
     ".loss-low{fill:#fff;stroke:#000;stroke-width:1.2}.loss-mid{fill:#999;stroke:#000;stroke-width:1}.loss-high{fill:#333;stroke:#000;stroke-width:1}"
     ".bar-0{fill:#222}.bar-1{fill:#666}.bar-2{fill:#999}.bar-3{fill:#c8c8c8}.bar-4{fill:#fff;stroke:#222;stroke-dasharray:3 2}"
     ".capacity{stroke:#000;stroke-width:2;stroke-dasharray:8 3}"
-    ".note{font-size:11px}";
+    ".pass{fill:#fff;stroke:#000;stroke-width:1.5}.fail{fill:#333;stroke:#000;stroke-width:1.5}"
+    ".note{font-size:11px}.note-inverse{font-size:11px;fill:#fff}";
 
 std::string num(double v) {
   char buf[32];
@@ -159,7 +160,7 @@ std::string Chart::svg() const {
   for (const auto& [cls, meaning] : m_legend) {
     const double w = 32 + legend_char_px * double(meaning.size());
     if (lx + w > m_width - 8 && lx > 8) lx = 8, ly += 16;
-    if (cls.rfind("bar-", 0) == 0) s += "<rect class=\"" + cls + "\" x=\"" + num(lx) + "\" y=\"" + num(ly - 5) + "\" width=\"14\" height=\"10\"/>";
+    if (cls.rfind("bar-", 0) == 0 || cls == "pass" || cls == "fail") s += "<rect class=\"" + cls + "\" x=\"" + num(lx) + "\" y=\"" + num(ly - 5) + "\" width=\"14\" height=\"10\"/>";
     else if (cls == "chosen")
       s += "<polygon class=\"chosen\" points=\"" + num(lx + 7) + "," + num(ly - 6) + " " + num(lx + 13) + "," + num(ly) + " " + num(lx + 7) + "," +
            num(ly + 6) + " " + num(lx + 1) + "," + num(ly) + "\"/>";

@@ -19,7 +19,7 @@ struct Axis {
 
 // Element classes of the stylesheet (chart.cpp): roof, roof-effective, limit, capacity (lines);
 // point, loss-low, loss-mid, loss-high (circles, white to dark), chosen (a ringed diamond);
-// bar-0 .. bar-4 (stacked segments); note (text).
+// bar-0 .. bar-4 (stacked segments), pass, fail (grid cells); note, note-inverse (text on dark).
 class Chart {
  public:
   Chart(std::string title, Axis x, Axis y, int width = 760, int height = 460);

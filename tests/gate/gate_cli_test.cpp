@@ -73,6 +73,22 @@ TEST_CASE("cli gate: the CI example, phone + laptop + host, two models, one fail
   CHECK(j["results"][2]["status"] == "pass");
 }
 
+TEST_CASE("cli gate --report / --svg: the grid of the CI example, one cell per model x budget, beside the summary", "[cli][gate]") {
+  const auto dir = workdir();
+  fs::remove_all(dir / "pictures");
+  fs::remove(dir / "gate.html");
+  const auto r = run(k_ci + " --report gate.html --svg pictures");
+  CHECK(r.code == 1);  // the example fails a budget; the pictures are written all the same
+  const std::string svg = read(dir / "pictures/gate.svg"), html = read(dir / "gate.html");
+  std::size_t cells = 0;
+  for (const char* cls : {"<rect class=\"pass\" x=", "<rect class=\"fail\" x="})
+    for (auto at = svg.find(cls); at != std::string::npos; at = svg.find(cls, at + 1)) ++cells;
+  CHECK(cells == 6 + 2);  // 2 models x 3 budgets, and the legend's two samples
+  CHECK(svg.find("budgets.yaml, 4 of 6 pass") != std::string::npos);
+  CHECK(html.find("<svg xmlns=") != std::string::npos);
+  CHECK(html.find("result: FAIL") != std::string::npos);  // the text summary
+}
+
 TEST_CASE("cli gate --verify: host budgets are checked against the engine's measurement", "[cli][gate]") {
   const auto dir = workdir();
   fs::copy_file(k_fixtures / "verify-budgets.yaml", dir / "verify-budgets.yaml", fs::copy_options::overwrite_existing);

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "run_binary.hpp"
+#include "xml_check.hpp"
 
 namespace fs = std::filesystem;
 using trilemma::testing::run_command;
@@ -30,11 +31,6 @@ std::string headless(const std::string& browser, const fs::path& profile) {
                    "--disable-component-update --disable-sync --hide-scrollbars --user-data-dir=" + profile.string();
 }
 
-std::size_t count(const std::string& s, const std::string& what) {
-  std::size_t n = 0;
-  for (auto at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
-  return n;
-}
 
 }  // namespace
 
@@ -54,8 +50,8 @@ TEST_CASE("report in Chromium: the plan page loads, its DOM has the plots' point
   const auto dom = run_command("timeout 120 " + headless(browser, dir / "profile") + " --enable-logging=stderr --v=0 --dump-dom file://" +
                                page.string() + " 2> " + (dir / "console.txt").string());
   REQUIRE(dom.code == 0);
-  CHECK(count(dom.out, "<svg xmlns=") == 3);
-  CHECK(count(dom.out, "<figure id=") == 3);
+  CHECK(trilemma::testing::count_of(dom.out, "<svg xmlns=") == 3);
+  CHECK(trilemma::testing::count_of(dom.out, "<figure id=") == 3);
   CHECK(dom.out.find("class=\"chosen\"") != std::string::npos);   // the chosen plan's markers
   CHECK(dom.out.find("class=\"roof\"") != std::string::npos);     // the roofline's roofs
   CHECK(dom.out.find("class=\"frame\"") != std::string::npos);    // the axes' frame

@@ -9,12 +9,6 @@ using namespace trilemma::report;
 
 namespace {
 
-std::size_t count(const std::string& s, const std::string& what) {
-  std::size_t n = 0;
-  for (auto at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
-  return n;
-}
-
 std::vector<double> values(const std::vector<std::pair<double, std::string>>& ticks) {
   std::vector<double> out;
   for (const auto& t : ticks) out.push_back(t.first);
@@ -65,9 +59,9 @@ TEST_CASE("report::Chart: data maps into the plot area; the SVG is well formed, 
   CHECK(svg.find("href") == std::string::npos);
   CHECK(svg.find("A &lt;title&gt; &amp; more") != std::string::npos);
   CHECK(svg.find("label &amp; &lt;note&gt;") != std::string::npos);
-  CHECK(count(svg, "<polyline class=\"roof\"") == 1);
-  CHECK(count(svg, "<polygon class=\"chosen\"") == 2);  // the marker and its legend sample
-  CHECK(count(svg, "<circle class=\"point\"") == 1);
+  CHECK(testing::count_of(svg, "<polyline class=\"roof\"") == 1);
+  CHECK(testing::count_of(svg, "<polygon class=\"chosen\"") == 2);  // the marker and its legend sample
+  CHECK(testing::count_of(svg, "<circle class=\"point\"") == 1);
   CHECK(svg.find("x, FLOP/byte") != std::string::npos);
   CHECK(svg.find("y, GB/s") != std::string::npos);
 }

@@ -14,12 +14,6 @@ using namespace trilemma;
 
 namespace {
 
-std::size_t count(const std::string& s, const std::string& what) {
-  std::size_t n = 0;
-  for (auto at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
-  return n;
-}
-
 struct Planned {
   models::Model model;
   devices::Device device;
@@ -66,17 +60,17 @@ TEST_CASE("report::plan_plots: roofline, trade-off and memory of a real plan, el
   // Roofline: decode and prefill of every compared plan; at least one roof; both axis labels.
   const std::string& roof = plots[0].svg;
   CHECK(plots[0].name == "roofline");
-  CHECK(count(roof, "<polygon class=\"chosen\"") == 2 + 1);  // decode, prefill, the legend sample
-  CHECK(count(roof, "<circle class=\"point\"") == 2 * (plans - 1) + 1);
-  CHECK(count(roof, "<polyline class=\"roof\"") >= 1);
+  CHECK(testing::count_of(roof, "<polygon class=\"chosen\"") == 2 + 1);  // decode, prefill, the legend sample
+  CHECK(testing::count_of(roof, "<circle class=\"point\"") == 2 * (plans - 1) + 1);
+  CHECK(testing::count_of(roof, "<polyline class=\"roof\"") >= 1);
   CHECK(roof.find("arithmetic intensity") != std::string::npos);
   CHECK(roof.find(">decode<") != std::string::npos);
   // Trade-off: one marker per front plan, the limits drawn, what the chosen plan gives up.
   const std::string& trade = plots[1].svg;
   std::size_t front_markers = 0;
-  for (const char* cls : {"loss-low", "loss-mid", "loss-high"}) front_markers += count(trade, std::string("<circle class=\"") + cls + "\" cx");
+  for (const char* cls : {"loss-low", "loss-mid", "loss-high"}) front_markers += testing::count_of(trade, std::string("<circle class=\"") + cls + "\" cx");
   CHECK(front_markers == p.result.front.size() + 3);  // + the legend's three samples
-  CHECK(count(trade, "<line class=\"limit\" x1") >= 1);
+  CHECK(testing::count_of(trade, "<line class=\"limit\" x1") >= 1);
   CHECK(trade.find("min 30 tok/s") != std::string::npos);
   CHECK(trade.find("gives up " + p.result.gives_up) != std::string::npos);
   // Memory: a bar part per non-zero part of every plan, and the device's usable memory.
@@ -88,7 +82,7 @@ TEST_CASE("report::plan_plots: roofline, trade-off and memory of a real plan, el
   }
   const std::regex bar("<rect class=\"bar-[0-4]\" x=");
   CHECK(std::size_t(std::distance(std::sregex_iterator(mem.begin(), mem.end(), bar), std::sregex_iterator())) == parts + 5);  // + legend
-  CHECK(count(mem, "<line class=\"capacity\" x1") == 1 + 1);  // the line and its legend sample
+  CHECK(testing::count_of(mem, "<line class=\"capacity\" x1") == 1 + 1);  // the line and its legend sample
 }
 
 TEST_CASE("report::plan_plots: no chosen plan, no plots; effective limits take the tighter bound", "[report]") {
@@ -111,8 +105,8 @@ TEST_CASE("report::html_page: one self-contained page with the plots, the escape
   const auto plots = report::plan_plots(p.result, p.device, p.profile.constraints);
   const std::string html = report::html_page({"trilemma plan: <x> & y", "line 1 < line 2\n", plots, {"basis & one"}});
   CHECK(html.rfind("<!DOCTYPE html>", 0) == 0);
-  CHECK(count(html, "<svg xmlns=") == 3);
-  CHECK(count(html, "<figcaption>") == 3);
+  CHECK(testing::count_of(html, "<svg xmlns=") == 3);
+  CHECK(testing::count_of(html, "<figcaption>") == 3);
   CHECK(html.find("trilemma plan: &lt;x&gt; &amp; y") != std::string::npos);
   CHECK(html.find("line 1 &lt; line 2") != std::string::npos);
   CHECK(html.find("<li>basis &amp; one</li>") != std::string::npos);
