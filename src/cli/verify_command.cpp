@@ -6,6 +6,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
+#include <sstream>
+
 #include <iostream>
 
 #include "cli/json_output.hpp"
@@ -19,6 +22,8 @@
 #include "devices/core_selection.hpp"
 #include "io/atomic_write.hpp"
 #include "verify/points.hpp"
+#include "report/html_report.hpp"
+#include "report/verify_plots.hpp"
 #include "verify/report_json.hpp"
 #include "verify/run.hpp"
 #include "verify/verify.hpp"
@@ -30,44 +35,63 @@ using nlohmann::json;
 
 struct VerifyFlags {
   verify::Request request;
-  std::string out;
+  std::string out, report, svg_dir;
   bool as_json = false;
 };
 
-void print_point(const verify::PointReport& r) {
-  std::cout << describe(r.point.config) << "  [" << (r.measured.synthetic ? "synthetic " : "real ")
+void print_point(std::ostream& out, const verify::PointReport& r) {
+  out << describe(r.point.config) << "  [" << (r.measured.synthetic ? "synthetic " : "real ")
             << (r.point.model_file ? r.point.model_file->filename().string() : r.point.model_id) << ", "
             << r.measured.prompt_tokens << "-token prompt, " << r.measured.runs << " runs, " << r.measured.kernels << "]\n";
   for (const auto& c : r.checks) {
     const bool bytes = c.figure == "peak_memory_bytes";
-    std::cout << "  " << pad(c.figure, 20) << pad(bytes ? gib(c.predicted, 3) : fixed(c.predicted, 2), 14)
+    out << "  " << pad(c.figure, 20) << pad(bytes ? gib(c.predicted, 3) : fixed(c.predicted, 2), 14)
               << pad(bytes ? gib(c.measured, 3) : fixed(c.measured, 2), 14) << pad(fixed(100 * c.rel_error, 1) + "%", 10)
               << "+-" << fixed(100 * c.tolerance, 0) << "%  " << (c.pass ? "ok" : "OUT") << "\n";
   }
   if (r.measured.kl_mean)  // accuracy: reported beside the model's estimate, not a pass/fail figure
-    std::cout << "  " << pad("kl_divergence", 20) << pad(fixed(r.predicted.accuracy.kld.mid, 4), 14)
+    out << "  " << pad("kl_divergence", 20) << pad(fixed(r.predicted.accuracy.kld.mid, 4), 14)
               << pad(fixed(*r.measured.kl_mean, 4), 14) << "top-1 " << fixed(100 * r.measured.top1.value_or(0), 1) << "%\n";
 }
 
-void print_points(const std::vector<verify::PointReport>& reports) {
-  for (const auto& r : reports) print_point(r);
+void print_points(std::ostream& out, const std::vector<verify::PointReport>& reports) {
+  for (const auto& r : reports) print_point(out, r);
   const auto summary = verify::summarize(reports);
   if (summary.empty() || summary.front().total < 2) return;
   for (const auto& s : summary)
-    std::cout << "  " << pad(s.figure, 20) << s.within << "/" << s.total << " within tolerance, median |error| "
+    out << "  " << pad(s.figure, 20) << s.within << "/" << s.total << " within tolerance, median |error| "
               << fixed(100 * s.median_abs_error, 1) << "%, largest " << fixed(100 * s.max_abs_error, 1) << "%\n";
 }
 
-void print_report(const verify::ReportInputs& in) {
-  std::cout << "verify: " << in.model_id << " on " << in.host.name << "\n"
+void print_report(std::ostream& out, const verify::ReportInputs& in) {
+  out << "verify: " << in.model_id << " on " << in.host.name << "\n"
             << "  figure              predicted     measured      error     tolerance\n";
-  if (in.with_calibration) std::cout << "\nbefore calibration (" + in.host.origin + " factors):\n";
-  print_points(in.reports);
+  if (in.with_calibration) out << "\nbefore calibration (" + in.host.origin + " factors):\n";
+  print_points(out, in.reports);
   if (in.with_calibration) {
-    std::cout << "\nafter calibration:\n";
-    print_points(in.calibrated);
+    out << "\nafter calibration:\n";
+    print_points(out, in.calibrated);
   }
-  std::cout << "\n" << (verify::all_pass(in) ? "all figures within tolerance" : "some figures are out of tolerance") << "\n";
+  out << "\n" << (verify::all_pass(in) ? "all figures within tolerance" : "some figures are out of tolerance") << "\n";
+}
+
+// --svg DIR and --report FILE.html: predicted against measured per figure, and the page that
+// holds the plots with the text report.
+Status write_pictures(const VerifyFlags& f, const verify::ReportInputs& in) {
+  if (f.report.empty() && f.svg_dir.empty()) return Ok{};
+  const auto plots = report::verify_plots(in);
+  if (!f.svg_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(f.svg_dir, ec);
+    if (ec) return make_error(ErrorKind::io, f.svg_dir, "", "cannot create the directory: " + ec.message());
+    for (const auto& p : plots)
+      if (auto w = io::write_file_atomically(std::filesystem::path(f.svg_dir) / (p.name + ".svg"), p.svg); !w.ok()) return w.error();
+  }
+  if (f.report.empty()) return Ok{};
+  std::ostringstream text;
+  print_report(text, in);
+  const report::HtmlReport page{"trilemma verify: " + in.model_id + " on " + in.host.name, text.str(), plots, {}};
+  return io::write_file_atomically(f.report, report::html_page(page));
 }
 
 // Progress is shown for engine runs, not a replay, and not under --quiet.
@@ -104,7 +128,8 @@ int run_verify(VerifyFlags& f) {
   if (!f.out.empty())
     if (auto w = io::write_file_atomically(f.out, json_text(doc) + "\n"); !w.ok()) return report_error(w.error());
   if (f.as_json) std::cout << json_text(doc) << "\n";
-  else print_report(in);
+  else print_report(std::cout, in);
+  if (auto w = write_pictures(f, in); !w.ok()) return report_error(w.error());
   return verify::all_pass(in) ? k_exit_ok : k_exit_check_failed;
 }
 
@@ -137,6 +162,8 @@ void add_verify_command(CLI::App& app, Handler& handler) {
   cmd->add_option("--replay", f.request.replay, "measurements from an earlier report (verify --out FILE) instead of running the engine")
       ->check(CLI::ExistingFile);
   cmd->add_option("--out", f.out, "also write the JSON report here");
+  cmd->add_option("--report", f.report, "also write the report with predicted-vs-measured plots as one self-contained HTML page");
+  cmd->add_option("--svg", f.svg_dir, "also write the predicted-vs-measured plots as SVG files into this directory");
   cmd->add_flag("--json", f.as_json, "JSON report (docs/json-schemas.md#verify)");
   cmd->callback([&] { handler = [] { return run_verify(f); }; });
 }

@@ -546,6 +546,23 @@ TEST_CASE("cli plan --report / --svg: the page and the plots are written, or not
   CHECK_FALSE(std::filesystem::exists(tmp.path / "no"));
 }
 
+TEST_CASE("cli verify --report / --svg: predicted against measured per figure, beside the text report", "[cli]") {
+  const TempDir tmp("verify-report");
+  const auto host = tmp.path / "host.yaml";
+  std::filesystem::copy_file(std::filesystem::path(TRILEMMA_SOURCE_DIR) / "tests/gate/fixtures/ci-host.yaml", host);
+  const auto r = run("verify -m stories260k --runs 1 --prompt-tokens 16 --decode-tokens 8 --device " + host.string() + " --report " +
+                     (tmp.path / "verify.html").string() + " --svg " + (tmp.path / "svg").string());
+  REQUIRE((r.code == 0 || r.code == 1));  // within tolerance or not, the pictures are written
+  for (const char* name : {"verify-decode_tok_s.svg", "verify-ttft_ms.svg", "verify-peak_memory_bytes.svg"})
+    CHECK(std::filesystem::file_size(tmp.path / "svg" / name) > 1000);
+  std::ifstream in(tmp.path / "verify.html");
+  const std::string html((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::size_t svgs = 0;
+  for (auto at = html.find("<svg xmlns="); at != std::string::npos; at = html.find("<svg xmlns=", at + 1)) ++svgs;
+  CHECK(svgs == 3);
+  CHECK(html.find("verify: stories260k") != std::string::npos);
+}
+
 TEST_CASE("cli run: a .gguf without the GGUF magic is reported as such, not as a llama2.c header (issue 14)", "[cli]") {
   const TempDir tmp("magic");
   const auto file = (tmp.path / "fake.gguf").string();
