@@ -7,13 +7,16 @@
 #include <filesystem>
 #include <ctime>
 #include <iostream>
+#include <sstream>
 
 #include "cli/json_output.hpp"
 #include "cli/log.hpp"
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/format.hpp"
+#include "cli/report_files.hpp"
 #include "cli/validators.hpp"
+#include "report/verify_plots.hpp"
 #include "devices/device_db.hpp"
 #include "devices/device_loader.hpp"
 #include "io/atomic_write.hpp"
@@ -25,7 +28,7 @@ namespace {
 using nlohmann::json;
 
 struct CalibrateFlags {
-  std::string device, model, out;
+  std::string device, model, out, report, svg_dir;
   std::vector<std::string> from;
   verify::Tolerances tol;
   bool skip_unmatched = false, as_json = false;
@@ -144,28 +147,38 @@ json calibrate_json(const CalibrateOutcome& c, const verify::Tolerances& tol) {
           {"pass", c.fitted.pass()}};
 }
 
-void print_calibrate(const CalibrateOutcome& c) {
+void print_calibrate(std::ostream& out, const CalibrateOutcome& c) {
   const auto runtimes = c.results.runtimes();
-  std::cout << "calibrate: " << c.device.name << " from " << c.results.points().size() << " measured figures ("
+  out << "calibrate: " << c.device.name << " from " << c.results.points().size() << " measured figures ("
             << (runtimes.empty() ? "" : runtimes[0]) << ")\n"
             << "  fitted: " << fitted_text(c.fitted.options) << "\n\n"
             << "  " << pad("figure", 16) << pad("measured", 12) << pad("before", 12) << pad("error", 10) << pad("after", 12)
             << pad("error", 10) << "tolerance\n";
   for (const auto& k : c.fitted.checks) {
     const auto& p = *k.point;
-    std::cout << p.label << "\n  " << pad(p.figure, 16) << pad(value_text(p.figure, p.measured), 12)
+    out << p.label << "\n  " << pad(p.figure, 16) << pad(value_text(p.figure, p.measured), 12)
               << pad(value_text(p.figure, k.before.predicted), 12) << pad(error_text(k.before.rel_error), 10)
               << pad(value_text(p.figure, k.after.predicted), 12) << pad(error_text(k.after.rel_error), 10) << "+-"
               << fixed(100 * k.after.tolerance, 0) << "%  " << (k.after.pass ? "ok" : "OUT") << "\n";
   }
-  std::cout << "\n";
+  out << "\n";
   for (const auto& s : summarize(c.fitted.checks))
-    std::cout << "  " << pad(s.figure, 16) << "before: " << s.within_before << "/" << s.total << " within, median |error| "
+    out << "  " << pad(s.figure, 16) << "before: " << s.within_before << "/" << s.total << " within, median |error| "
               << fixed(100 * s.median_before, 1) << "%;  after: " << s.within_after << "/" << s.total
               << " within, median |error| " << fixed(100 * s.median_after, 1) << "%\n";
-  std::cout << "\nprofile written to " << c.out << " (use it as --device " << c.out << ")\n"
+  out << "\nprofile written to " << c.out << " (use it as --device " << c.out << ")\n"
             << (c.fitted.pass() ? "all figures within tolerance after the fit" : "some figures stay out of tolerance after the fit")
             << "\n";
+}
+
+// --svg DIR and --report FILE.html: every result predicted against measured, before and after
+// the fit, per figure, and the page with the text report.
+Status write_pictures(const CalibrateFlags& f, const CalibrateOutcome& c) {
+  if (f.report.empty() && f.svg_dir.empty()) return Ok{};
+  std::ostringstream text;
+  print_calibrate(text, c);
+  return write_report_files(f.report, f.svg_dir,
+                            {"trilemma calibrate: " + c.device.name, text.str(), report::calibrate_plots(c.fitted, c.device.name), {}});
 }
 
 int run_calibrate(const CalibrateFlags& f) {
@@ -188,7 +201,8 @@ int run_calibrate(const CalibrateFlags& f) {
   if (auto w = io::write_file_atomically(out, devices::device_to_yaml(fitted->device)); !w.ok()) return report_error(w.error());
   const CalibrateOutcome outcome{*device, r, *fitted, out, on};
   if (f.as_json) std::cout << json_text(calibrate_json(outcome, f.tol)) << "\n";
-  else print_calibrate(outcome);
+  else print_calibrate(std::cout, outcome);
+  if (auto w = write_pictures(f, outcome); !w.ok()) return report_error(w.error());
   return fitted->pass() ? k_exit_ok : k_exit_check_failed;
 }
 
@@ -207,6 +221,8 @@ void add_calibrate_command(CLI::App& app, Handler& handler) {
   cmd->add_option("--tol-decode", f.tol.decode, "relative tolerance of decode tok/s")->capture_default_str()->check(finite_positive());
   cmd->add_option("--tol-ttft", f.tol.ttft, "relative tolerance of TTFT and prefill tok/s")->capture_default_str()->check(finite_positive());
   cmd->add_option("--tol-memory", f.tol.memory, "relative tolerance of peak memory")->capture_default_str()->check(finite_positive());
+  cmd->add_option("--report", f.report, k_report_help);
+  cmd->add_option("--svg", f.svg_dir, std::string(k_svg_help) + " (predicted against measured, before and after the fit)");
   cmd->add_flag("--json", f.as_json, "JSON report (docs/json-schemas.md#calibrate)");
   cmd->callback([&] { handler = [] { return run_calibrate(f); }; });
 }

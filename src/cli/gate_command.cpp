@@ -1,18 +1,17 @@
 // `trilemma gate --budgets FILE --model M [--model M2 ...] [--baseline PREV.json] [--margin-pct N]
 //  [--junit FILE] [--github] [--json] [--out FILE] [--verify]`: CI gating of model releases
 // (docs/ci.md, budgets schema docs/budgets.md). Exit 0 all pass, 1 a budget fails or regresses.
-#include <filesystem>
 #include <iostream>
 
 #include "cli/json_output.hpp"
 #include "cli/log.hpp"
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
+#include "cli/report_files.hpp"
 #include "cli/self_binary.hpp"
 #include "gate/report.hpp"
 #include "gate/run.hpp"
 #include "report/gate_plots.hpp"
-#include "report/html_report.hpp"
 #include "io/atomic_write.hpp"
 #include "models/catalog.hpp"
 #include "models/measured_loss.hpp"
@@ -77,16 +76,8 @@ Result<gate::Request> gate_request(const GateFlags& f) {
 // --svg DIR: the budgets x models grid; --report FILE.html: the grid with the text report.
 Status write_pictures(const GateFlags& f, const gate::Report& report) {
   if (f.report.empty() && f.svg_dir.empty()) return Ok{};
-  const report::Plot grid = report::gate_grid_plot(report);
-  if (!f.svg_dir.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(f.svg_dir, ec);
-    if (ec) return make_error(ErrorKind::io, f.svg_dir, "", "cannot create the directory: " + ec.message());
-    if (auto w = io::write_file_atomically(std::filesystem::path(f.svg_dir) / (grid.name + ".svg"), grid.svg); !w.ok()) return w.error();
-  }
-  if (f.report.empty()) return Ok{};
-  const report::HtmlReport page{"trilemma gate: " + report.budgets_file, gate::report_to_text(report), {grid}, {}};
-  return io::write_file_atomically(f.report, report::html_page(page));
+  return write_report_files(f.report, f.svg_dir,
+                            {"trilemma gate: " + report.budgets_file, gate::report_to_text(report), {report::gate_grid_plot(report)}, {}});
 }
 
 Status write_reports(const GateFlags& f, const gate::Report& report, const std::string& report_text) {
@@ -124,8 +115,8 @@ void add_gate_command(CLI::App& app, Handler& handler) {
   cmd->add_option("--margin-pct", f.margin_pct, "regression margin, % of the baseline figure")->capture_default_str();
   cmd->add_option("--junit", f.junit, "write a JUnit XML report (one testcase per model x budget)");
   cmd->add_option("--out", f.out, "write the JSON report to this file (use it as the next --baseline)");
-  cmd->add_option("--report", f.report, "write the summary and the budgets x models grid as one self-contained HTML page");
-  cmd->add_option("--svg", f.svg_dir, "write the budgets x models grid as gate.svg into this directory");
+  cmd->add_option("--report", f.report, k_report_help);
+  cmd->add_option("--svg", f.svg_dir, std::string(k_svg_help) + " (gate.svg: the budgets x models grid)");
   auto* json = cmd->add_flag("--json", f.as_json, "print the JSON report instead of the summary");
   cmd->add_flag("--github", f.github, "print GitHub Actions annotations (::error / ::notice)")->excludes(json);
   cmd->callback([&] { handler = [] { return run_gate(f); }; });

@@ -2,7 +2,6 @@
 #include <nlohmann/json.hpp>
 
 #include <deque>
-#include <filesystem>
 #include <iostream>
 #include <sstream>
 
@@ -11,6 +10,7 @@
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/format.hpp"
+#include "cli/report_files.hpp"
 #include "cli/validators.hpp"
 #include "devices/device_db.hpp"
 #include "emitters/emitter.hpp"
@@ -225,22 +225,12 @@ Status write_outputs(const PlanFlags& f, const emitters::EmitterInfo* emitter, c
 // the text report and the basis of its figures. Without a plan the page has the text alone.
 Status write_pictures(const PlanFlags& f, const solver::PlanResult& r, const solver::PlanRequest& req) {
   if (f.report.empty() && f.svg_dir.empty()) return Ok{};
-  const auto plots = report::plan_plots(r, *req.device, report::effective_limits(req.profile.constraints, req.budgets));
-  if (!f.svg_dir.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(f.svg_dir, ec);
-    if (ec) return make_error(ErrorKind::io, f.svg_dir, "", "cannot create the directory: " + ec.message());
-    if (plots.empty()) warn("--svg: no feasible plan, so no plots");
-    for (const auto& p : plots)
-      if (auto w = io::write_file_atomically(std::filesystem::path(f.svg_dir) / (p.name + ".svg"), p.svg); !w.ok()) return w.error();
-  }
-  if (f.report.empty()) return Ok{};
   std::ostringstream text;
   print_report(text, r, *req.model, *req.device, req.profile, f.front);
-  const report::HtmlReport page{"trilemma plan: " + req.model->id + " on " + req.device->id + ", " + req.profile.name, text.str(), plots,
+  const report::HtmlReport page{"trilemma plan: " + req.model->id + " on " + req.device->id + ", " + req.profile.name, text.str(),
+                                report::plan_plots(r, *req.device, report::effective_limits(req.profile.constraints, req.budgets)),
                                 r.chosen ? r.chosen->estimate.basis : std::vector<std::string>{}};
-  if (auto w = io::write_file_atomically(f.report, report::html_page(page)); !w.ok()) return w.error();
-  return Ok{};
+  return write_report_files(f.report, f.svg_dir, page);
 }
 
 int run_plan(const PlanFlags& f) {
@@ -320,8 +310,8 @@ void add_plan_command(CLI::App& app, Handler& handler) {
   cmd->add_option("--front", f.front, "Pareto-front rows to print")->capture_default_str();
   cmd->add_option("--out", f.out, "also write the plan document (JSON) to this file");
   cmd->add_option("--emit", f.emit, "write --out in this format instead: " + emitters::emitter_names());
-  cmd->add_option("--report", f.report, "also write the report with its plots as one self-contained HTML page");
-  cmd->add_option("--svg", f.svg_dir, "also write the plots (roofline, tradeoff, memory) as SVG files into this directory");
+  cmd->add_option("--report", f.report, k_report_help);
+  cmd->add_option("--svg", f.svg_dir, std::string(k_svg_help) + " (roofline, tradeoff, memory)");
   cmd->add_flag("--json", f.as_json, "print the plan document (docs/plan-schema.md) instead of the report");
   cmd->callback([&] { handler = [] { return run_plan(f); }; });
 }

@@ -6,7 +6,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include <filesystem>
 #include <sstream>
 
 #include <iostream>
@@ -15,6 +14,7 @@
 #include "cli/log.hpp"
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
+#include "cli/report_files.hpp"
 #include "cli/self_binary.hpp"
 #include "cli/engine_weights.hpp"
 #include "cli/format.hpp"
@@ -22,7 +22,6 @@
 #include "devices/core_selection.hpp"
 #include "io/atomic_write.hpp"
 #include "verify/points.hpp"
-#include "report/html_report.hpp"
 #include "report/verify_plots.hpp"
 #include "verify/report_json.hpp"
 #include "verify/run.hpp"
@@ -79,19 +78,9 @@ void print_report(std::ostream& out, const verify::ReportInputs& in) {
 // holds the plots with the text report.
 Status write_pictures(const VerifyFlags& f, const verify::ReportInputs& in) {
   if (f.report.empty() && f.svg_dir.empty()) return Ok{};
-  const auto plots = report::verify_plots(in);
-  if (!f.svg_dir.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(f.svg_dir, ec);
-    if (ec) return make_error(ErrorKind::io, f.svg_dir, "", "cannot create the directory: " + ec.message());
-    for (const auto& p : plots)
-      if (auto w = io::write_file_atomically(std::filesystem::path(f.svg_dir) / (p.name + ".svg"), p.svg); !w.ok()) return w.error();
-  }
-  if (f.report.empty()) return Ok{};
   std::ostringstream text;
   print_report(text, in);
-  const report::HtmlReport page{"trilemma verify: " + in.model_id + " on " + in.host.name, text.str(), plots, {}};
-  return io::write_file_atomically(f.report, report::html_page(page));
+  return write_report_files(f.report, f.svg_dir, {"trilemma verify: " + in.model_id + " on " + in.host.name, text.str(), report::verify_plots(in), {}});
 }
 
 // Progress is shown for engine runs, not a replay, and not under --quiet.
@@ -162,8 +151,8 @@ void add_verify_command(CLI::App& app, Handler& handler) {
   cmd->add_option("--replay", f.request.replay, "measurements from an earlier report (verify --out FILE) instead of running the engine")
       ->check(CLI::ExistingFile);
   cmd->add_option("--out", f.out, "also write the JSON report here");
-  cmd->add_option("--report", f.report, "also write the report with predicted-vs-measured plots as one self-contained HTML page");
-  cmd->add_option("--svg", f.svg_dir, "also write the predicted-vs-measured plots as SVG files into this directory");
+  cmd->add_option("--report", f.report, k_report_help);
+  cmd->add_option("--svg", f.svg_dir, std::string(k_svg_help) + " (predicted against measured, one per figure)");
   cmd->add_flag("--json", f.as_json, "JSON report (docs/json-schemas.md#verify)");
   cmd->callback([&] { handler = [] { return run_verify(f); }; });
 }

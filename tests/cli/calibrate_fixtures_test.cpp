@@ -107,6 +107,26 @@ TEST_CASE("calibrate: the fixtures' json results fit within verify's tolerances,
   CHECK(f16 > q4 / 8);
 }
 
+TEST_CASE("calibrate --report / --svg: every result predicted against measured, before and after the fit", "[cli][shared]") {
+  Dir d;
+  const auto page = d.path / "calibrate.html", dir = d.path / "svg";
+  const auto r = run(d, "calibrate --device host --from " + fixture("tinyllama-shape-q4_0.json") + " " + fixture("tinyllama-shape-q8_0.json") +
+                            " --out " + (d.path / "calibrated.yaml").string() + " --report " + page.string() + " --svg " + dir.string());
+  REQUIRE(r.code == 0);
+  // Decode and prefill results: one plot each, five points before and five after.
+  for (const char* name : {"predicted-decode_tok_s.svg", "predicted-prefill_tok_s.svg"}) {
+    CAPTURE(name);
+    std::ifstream in(dir / name);
+    const std::string svg((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::size_t before = 0, after = 0;
+    for (auto at = svg.find("<circle class=\"point\" cx"); at != std::string::npos; at = svg.find("<circle class=\"point\" cx", at + 1)) ++before;
+    for (auto at = svg.find("<circle class=\"loss-high\" cx"); at != std::string::npos; at = svg.find("<circle class=\"loss-high\" cx", at + 1)) ++after;
+    CHECK(before == 5 + 1);  // + the legend's sample
+    CHECK(after == 5 + 1);
+  }
+  CHECK(fs::file_size(page) > 5000);
+}
+
 TEST_CASE("calibrate: each llama-bench format of the same run gives the same points", "[cli][shared]") {
   Dir d;
   std::vector<std::vector<std::string>> labels;

@@ -553,7 +553,7 @@ TEST_CASE("cli verify --report / --svg: predicted against measured per figure, b
   const auto r = run("verify -m stories260k --runs 1 --prompt-tokens 16 --decode-tokens 8 --device " + host.string() + " --report " +
                      (tmp.path / "verify.html").string() + " --svg " + (tmp.path / "svg").string());
   REQUIRE((r.code == 0 || r.code == 1));  // within tolerance or not, the pictures are written
-  for (const char* name : {"verify-decode_tok_s.svg", "verify-ttft_ms.svg", "verify-peak_memory_bytes.svg"})
+  for (const char* name : {"predicted-decode_tok_s.svg", "predicted-ttft_ms.svg", "predicted-peak_memory_bytes.svg"})
     CHECK(std::filesystem::file_size(tmp.path / "svg" / name) > 1000);
   std::ifstream in(tmp.path / "verify.html");
   const std::string html((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <tuple>
 
 #include "run_binary.hpp"
 #include "xml_check.hpp"
@@ -73,6 +74,35 @@ TEST_CASE("report in Chromium: the plan page loads, its DOM has the plots' point
   char magic[8] = {};
   png.read(magic, 8);
   CHECK(std::string(magic + 1, 3) == "PNG");
+  std::error_code ignored;
+  fs::remove_all(dir, ignored);
+}
+
+TEST_CASE("report in Chromium: the gate and verify pages load with their plots", "[report]") {
+  const std::string browser = chromium();
+  if (browser.empty()) {
+    WARN("skipped: no Chromium at /usr/bin/chromium (Debian's chromium package; scripts/install-deps installs it)");
+    return;
+  }
+  const fs::path dir = fs::temp_directory_path() / ("trilemma-browser-pages-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const fs::path fixtures = fs::path(TRILEMMA_SOURCE_DIR) / "tests/gate/fixtures";
+  fs::copy_file(fixtures / "ci-host.yaml", dir / "host.yaml", fs::copy_options::overwrite_existing);
+  const std::string env = "TRILEMMA_HOST_PROFILE=" + (dir / "host.yaml").string() + " ";
+  const auto gate = run_command(env + TRILEMMA_BINARY + " gate --budgets " + (fixtures / "ci-budgets.yaml").string() +
+                                " --model qwen2.5-0.5b --model llama-3.1-8b --report " + (dir / "gate.html").string() + " 2>&1");
+  CHECK(gate.code == 1);  // the example fails a budget
+  const auto verify = run_command(std::string(TRILEMMA_BINARY) + " verify -m stories260k --runs 1 --prompt-tokens 16 --decode-tokens 8 --device " +
+                                  (dir / "host.yaml").string() + " --report " + (dir / "verify.html").string() + " 2>&1");
+  CHECK((verify.code == 0 || verify.code == 1));
+  for (const auto& [page, svgs, text] : {std::tuple{"gate.html", 1, "result: FAIL"}, std::tuple{"verify.html", 3, "verify: stories260k"}}) {
+    CAPTURE(page);
+    const auto dom = run_command("timeout 120 " + headless(browser, dir / "profile") + " --dump-dom file://" + (dir / page).string() + " 2>/dev/null");
+    REQUIRE(dom.code == 0);
+    CHECK(trilemma::testing::count_of(dom.out, "<svg xmlns=") == std::size_t(svgs));
+    CHECK(dom.out.find(text) != std::string::npos);
+    CHECK(dom.out.find("class=\"frame\"") != std::string::npos);
+  }
   std::error_code ignored;
   fs::remove_all(dir, ignored);
 }

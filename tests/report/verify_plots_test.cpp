@@ -26,8 +26,8 @@ TEST_CASE("report::verify_plots: one chart per checked figure, the diagonal and 
   in.with_calibration = true;
   const auto plots = report::verify_plots(in);
   REQUIRE(plots.size() == 2);  // decode and memory; no TTFT check in these points
-  CHECK(plots[0].name == "verify-decode_tok_s");
-  CHECK(plots[1].name == "verify-peak_memory_bytes");
+  CHECK(plots[0].name == "predicted-decode_tok_s");
+  CHECK(plots[1].name == "predicted-peak_memory_bytes");
   for (const auto& p : plots) {
     CAPTURE(p.name);
     CHECK(testing::xml_problem(p.svg).empty());
@@ -40,4 +40,20 @@ TEST_CASE("report::verify_plots: one chart per checked figure, the diagonal and 
   CHECK(plots[1].svg.find("peak memory, GiB") != std::string::npos);
   CHECK(plots[0].caption.find("a <host>") != std::string::npos);  // escaped where it is drawn, not in the caption text
   CHECK(report::verify_plots(verify::ReportInputs{}).empty());
+}
+
+TEST_CASE("report::calibrate_plots: each result before and after the fit, per figure", "[report]") {
+  verify::DeviceCalibration fit;
+  for (double m : {10.0, 30.0}) {
+    verify::PointCheck c;
+    c.before = {"prefill_tok_s", m * 2, m, 1, 0.2, false};
+    c.after = {"prefill_tok_s", m * 1.05, m, 0.05, 0.2, true};
+    fit.checks.push_back(c);
+  }
+  const auto plots = report::calibrate_plots(fit, "raspberry-pi-5");
+  REQUIRE(plots.size() == 1);
+  CHECK(plots[0].name == "predicted-prefill_tok_s");
+  CHECK(testing::count_of(plots[0].svg, "<circle class=\"point\" cx") == 2 + 1);
+  CHECK(testing::count_of(plots[0].svg, "<circle class=\"loss-high\" cx") == 2 + 1);
+  CHECK(plots[0].caption.find("raspberry-pi-5") != std::string::npos);
 }
