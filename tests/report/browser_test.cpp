@@ -19,9 +19,11 @@ using trilemma::testing::run_command;
 
 namespace {
 
+// The browser's path, or "" after printing why the test skips.
 std::string chromium() {
   for (const char* p : {"/usr/bin/chromium", "/usr/bin/chromium-browser"})
     if (fs::exists(p)) return p;
+  WARN("skipped: no Chromium at /usr/bin/chromium (Debian's chromium package; scripts/install-deps installs it)");
   return "";
 }
 
@@ -37,10 +39,7 @@ std::string headless(const std::string& browser, const fs::path& profile) {
 
 TEST_CASE("report in Chromium: the plan page loads, its DOM has the plots' points, axes and labels, and it renders", "[report]") {
   const std::string browser = chromium();
-  if (browser.empty()) {
-    WARN("skipped: no Chromium at /usr/bin/chromium (Debian's chromium package; scripts/install-deps installs it)");
-    return;
-  }
+  if (browser.empty()) return;
   const fs::path dir = fs::temp_directory_path() / ("trilemma-browser-" + std::to_string(::getpid()));
   fs::create_directories(dir);
   const fs::path page = dir / "plan.html", shot = dir / "plan.png";
@@ -80,10 +79,7 @@ TEST_CASE("report in Chromium: the plan page loads, its DOM has the plots' point
 
 TEST_CASE("report in Chromium: the gate and verify pages load with their plots", "[report]") {
   const std::string browser = chromium();
-  if (browser.empty()) {
-    WARN("skipped: no Chromium at /usr/bin/chromium (Debian's chromium package; scripts/install-deps installs it)");
-    return;
-  }
+  if (browser.empty()) return;
   const fs::path dir = fs::temp_directory_path() / ("trilemma-browser-pages-" + std::to_string(::getpid()));
   fs::create_directories(dir);
   const fs::path fixtures = fs::path(TRILEMMA_SOURCE_DIR) / "tests/gate/fixtures";
