@@ -311,7 +311,7 @@ void add_plan_command(CLI::App& app, Handler& handler) {
   cmd->add_option("--out", f.out, "also write the plan document (JSON) to this file");
   cmd->add_option("--emit", f.emit, "write --out in this format instead: " + emitters::emitter_names());
   cmd->add_option("--report", f.report, k_report_help);
-  cmd->add_option("--svg", f.svg_dir, std::string(k_svg_help) + " (roofline, tradeoff, memory)");
+  cmd->add_option("--svg", f.svg_dir, std::string(k_svg_help) + " (roofline, triangle, tradeoff, memory)");
   cmd->add_flag("--json", f.as_json, "print the plan document (docs/plan-schema.md) instead of the report");
   cmd->callback([&] { handler = [] { return run_plan(f); }; });
 }

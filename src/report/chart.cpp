@@ -170,22 +170,24 @@ std::string Chart::svg() const {
     s += "<text class=\"note\" x=\"" + num(lx + 22) + "\" y=\"" + num(ly + 4) + "\">" + io::xml_escape(meaning) + "</text>\n";
     lx += w;
   }
-  // Grid, ticks and their labels.
-  for (const auto& [v, label] : axis_ticks(m_x)) {
-    const double x = px(v);
-    s += "<line class=\"grid\" x1=\"" + num(x) + "\" y1=\"" + num(y0) + "\" x2=\"" + num(x) + "\" y2=\"" + num(y1) + "\"/>";
-    s += "<text class=\"tick\" x=\"" + num(x) + "\" y=\"" + num(y1 + 16) + "\" text-anchor=\"middle\">" + io::xml_escape(label) + "</text>\n";
+  if (m_axes) {
+    // Grid, ticks and their labels.
+    for (const auto& [v, label] : axis_ticks(m_x)) {
+      const double x = px(v);
+      s += "<line class=\"grid\" x1=\"" + num(x) + "\" y1=\"" + num(y0) + "\" x2=\"" + num(x) + "\" y2=\"" + num(y1) + "\"/>";
+      s += "<text class=\"tick\" x=\"" + num(x) + "\" y=\"" + num(y1 + 16) + "\" text-anchor=\"middle\">" + io::xml_escape(label) + "</text>\n";
+    }
+    for (const auto& [v, label] : axis_ticks(m_y)) {
+      const double y = py(v);
+      if (m_y.categories.empty()) s += "<line class=\"grid\" x1=\"" + num(x0) + "\" y1=\"" + num(y) + "\" x2=\"" + num(x1) + "\" y2=\"" + num(y) + "\"/>";
+      s += "<text class=\"tick\" x=\"" + num(x0 - 6) + "\" y=\"" + num(y + 4) + "\" text-anchor=\"end\">" + io::xml_escape(label) + "</text>\n";
+    }
+    s += "<rect class=\"frame\" x=\"" + num(x0) + "\" y=\"" + num(y0) + "\" width=\"" + num(x1 - x0) + "\" height=\"" + num(y1 - y0) + "\"/>\n";
+    s += "<text class=\"axis-label\" x=\"" + num((x0 + x1) / 2) + "\" y=\"" + num(m_height - 14.0) + "\" text-anchor=\"middle\">" +
+         io::xml_escape(m_x.label) + "</text>\n";
+    s += "<text class=\"axis-label\" transform=\"rotate(-90)\" x=\"" + num(-(y0 + y1) / 2) + "\" y=\"16\" text-anchor=\"middle\">" +
+         io::xml_escape(m_y.label) + "</text>\n";
   }
-  for (const auto& [v, label] : axis_ticks(m_y)) {
-    const double y = py(v);
-    if (m_y.categories.empty()) s += "<line class=\"grid\" x1=\"" + num(x0) + "\" y1=\"" + num(y) + "\" x2=\"" + num(x1) + "\" y2=\"" + num(y) + "\"/>";
-    s += "<text class=\"tick\" x=\"" + num(x0 - 6) + "\" y=\"" + num(y + 4) + "\" text-anchor=\"end\">" + io::xml_escape(label) + "</text>\n";
-  }
-  s += "<rect class=\"frame\" x=\"" + num(x0) + "\" y=\"" + num(y0) + "\" width=\"" + num(x1 - x0) + "\" height=\"" + num(y1 - y0) + "\"/>\n";
-  s += "<text class=\"axis-label\" x=\"" + num((x0 + x1) / 2) + "\" y=\"" + num(m_height - 14.0) + "\" text-anchor=\"middle\">" +
-       io::xml_escape(m_x.label) + "</text>\n";
-  s += "<text class=\"axis-label\" transform=\"rotate(-90)\" x=\"" + num(-(y0 + y1) / 2) + "\" y=\"16\" text-anchor=\"middle\">" +
-       io::xml_escape(m_y.label) + "</text>\n";
   for (const auto& e : m_elements) s += e + "\n";
   return s + "</svg>\n";
 }

@@ -32,6 +32,8 @@ class Chart {
   // Text at a data point, moved by (dx, dy) pixels.
   void text(double x, double y, const std::string& text, const std::string& cls = "note", const std::string& anchor = "start",
             double dx = 0, double dy = 0);
+  // No frame, grid, ticks or axis labels: a diagram in the plot area's coordinates (the triangle).
+  void hide_axes() { m_axes = false; }
   // Legend entries, drawn in order below the title: a sample of `cls` and its meaning.
   void legend(const std::string& cls, const std::string& meaning);
 
@@ -50,6 +52,7 @@ class Chart {
   // The plot area starts below the title and the legend's rows.
   double top() const;
   static constexpr double legend_char_px = 6.3;
+  bool m_axes = true;
   std::vector<std::string> m_elements;
   std::vector<std::pair<std::string, std::string>> m_legend;
 };

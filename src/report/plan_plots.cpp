@@ -168,6 +168,58 @@ Plot tradeoff_plot(const solver::PlanResult& r, const solver::Constraints& limit
   return {"tradeoff", caption, chart.svg()};
 }
 
+Plot triangle_plot(const solver::PlanResult& r) {
+  std::vector<const solver::Candidate*> plans = compared(r);
+  for (const auto& c : r.front) plans.push_back(&c);
+  double fastest = 0, smallest = 1e300, least_loss = 1e300;
+  for (const auto* c : plans) {
+    fastest = std::max(fastest, c->tok_s());
+    smallest = std::min(smallest, c->memory_gib());
+    least_loss = std::min(least_loss, std::max(0.0, c->loss_points()));
+  }
+  // Corners in a unit square: fast at the top, small bottom left, accurate bottom right.
+  const std::pair<double, double> fast{0.5, 0.95}, small{0.04, 0.05}, accurate{0.96, 0.05};
+  auto place = [&](const solver::Candidate& c) {
+    const double s = fastest > 0 ? c.tok_s() / fastest : 0, m = c.memory_gib() > 0 ? smallest / c.memory_gib() : 0,
+                 a = (1 + least_loss) / (1 + std::max(0.0, c.loss_points()));
+    const double sum = std::max(s + m + a, 1e-12);
+    return std::pair{(s * fast.first + m * small.first + a * accurate.first) / sum, (s * fast.second + m * small.second + a * accurate.second) / sum};
+  };
+  Chart chart("The triangle: which corner each plan leans to", Axis{"", 0, 1, false, {}}, Axis{"", 0, 1, false, {}}, 640, 520);
+  chart.hide_axes();
+  chart.legend("chosen", "chosen plan");
+  chart.legend("loss-low", "Pareto front, <= 1 point lost");
+  chart.legend("loss-mid", "1-5 points lost");
+  chart.legend("loss-high", "> 5 points lost");
+  chart.legend("point", "runners-up");
+  chart.polyline({fast, small, accurate, fast}, "roof");
+  chart.text(fast.first, fast.second, "fast: " + short_label(fastest) + " tok/s", "axis-label", "middle", 0, -8);
+  chart.text(small.first, small.second, "small: " + short_label(smallest) + " GiB", "axis-label", "start", 0, 20);
+  chart.text(accurate.first, accurate.second, "accurate: " + short_label(least_loss) + " points lost", "axis-label", "end", 0, 20);
+  auto tip = [](const solver::Candidate& c) {
+    return describe(c.config) + ": " + short_label(c.tok_s()) + " tok/s, " + short_label(c.memory_gib()) + " GiB, -" +
+           short_label(c.loss_points()) + " points";
+  };
+  for (const auto& c : r.front) {
+    const auto [x, y] = place(c);
+    chart.marker(x, y, c.loss_points() <= 1 ? "loss-low" : c.loss_points() <= 5 ? "loss-mid" : "loss-high", tip(c));
+  }
+  for (const auto& c : r.runners_up) {
+    const auto [x, y] = place(c);
+    chart.marker(x, y, "point", tip(c));
+  }
+  if (r.chosen) {
+    const auto [x, y] = place(*r.chosen);
+    chart.marker(x, y, "chosen", tip(*r.chosen));
+    chart.text(x, y, "chosen: gives up " + r.gives_up, "note", "start", 16, 4);
+  }
+  return {"triangle",
+          "The impossible triangle: each plan's decode speed, peak memory and quality loss, normalised among the plans shown "
+          "(1 = the best of them), weight the corners; no plan reaches a corner in all three. The scenario's limits have already "
+          "removed the plans that break them.",
+          chart.svg()};
+}
+
 Plot memory_plot(const solver::PlanResult& r, const devices::Device& d) {
   const auto plans = compared(r);
   std::vector<std::string> names;
@@ -208,7 +260,7 @@ Plot memory_plot(const solver::PlanResult& r, const devices::Device& d) {
 
 std::vector<Plot> plan_plots(const solver::PlanResult& r, const devices::Device& d, const solver::Constraints& limits) {
   if (!r.chosen) return {};
-  return {roofline_plot(r, d), tradeoff_plot(r, limits), memory_plot(r, d)};
+  return {roofline_plot(r, d), triangle_plot(r), tradeoff_plot(r, limits), memory_plot(r, d)};
 }
 
 }  // namespace trilemma::report

@@ -32,11 +32,18 @@ Plot roofline_plot(const solver::PlanResult& result, const devices::Device& devi
 // Pareto front (joined), each point's quality loss in its label; the limits as dotted lines.
 Plot tradeoff_plot(const solver::PlanResult& result, const solver::Constraints& limits);
 
+// The triangle: every plan of the Pareto front and the runners-up placed by its three figures,
+// each normalised to [0, 1] among them (speed: tok/s over the fastest; memory: the smallest peak
+// over its own; accuracy: (1 + the least loss) over (1 + its loss)), as barycentric weights of
+// the corners fast, small and accurate: a plan strong in one corner sits near it, a balanced one
+// in the middle. Plans outside the scenario's limits are not drawn (the planner drops them).
+Plot triangle_plot(const solver::PlanResult& result);
+
 // Memory: one stacked bar per plan (weights, KV, scratch, runtime, draft) against the device's
 // usable memory.
 Plot memory_plot(const solver::PlanResult& result, const devices::Device& device);
 
-// The three, for a plan that has a chosen configuration; none otherwise.
+// The four, for a plan that has a chosen configuration; none otherwise.
 std::vector<Plot> plan_plots(const solver::PlanResult& result, const devices::Device& device, const solver::Constraints& limits);
 
 }  // namespace trilemma::report

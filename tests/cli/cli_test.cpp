@@ -531,8 +531,8 @@ TEST_CASE("cli plan --report / --svg: the page and the plots are written, or not
   CHECK(html.find("chosen: ") != std::string::npos);  // the text report
   std::size_t svgs = 0;
   for (auto at = html.find("<svg xmlns="); at != std::string::npos; at = html.find("<svg xmlns=", at + 1)) ++svgs;
-  CHECK(svgs == 3);
-  for (const char* name : {"roofline.svg", "tradeoff.svg", "memory.svg"}) CHECK(std::filesystem::file_size(dir / name) > 1000);
+  CHECK(svgs == 4);
+  for (const char* name : {"roofline.svg", "triangle.svg", "tradeoff.svg", "memory.svg"}) CHECK(std::filesystem::file_size(dir / name) > 1000);
   // No plan: the page still carries the text (what to relax); no plots.
   const auto none = run("plan -m llama-3.1-8b -d raspberry-pi-5 -s latency --report " + (tmp.path / "none.html").string());
   CHECK(none.code == 4);

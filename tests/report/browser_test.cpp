@@ -50,8 +50,8 @@ TEST_CASE("report in Chromium: the plan page loads, its DOM has the plots' point
   const auto dom = run_command("timeout 120 " + headless(browser, dir / "profile") + " --enable-logging=stderr --v=0 --dump-dom file://" +
                                page.string() + " 2> " + (dir / "console.txt").string());
   REQUIRE(dom.code == 0);
-  CHECK(trilemma::testing::count_of(dom.out, "<svg xmlns=") == 3);
-  CHECK(trilemma::testing::count_of(dom.out, "<figure id=") == 3);
+  CHECK(trilemma::testing::count_of(dom.out, "<svg xmlns=") == 4);
+  CHECK(trilemma::testing::count_of(dom.out, "<figure id=") == 4);
   CHECK(dom.out.find("class=\"chosen\"") != std::string::npos);   // the chosen plan's markers
   CHECK(dom.out.find("class=\"roof\"") != std::string::npos);     // the roofline's roofs
   CHECK(dom.out.find("class=\"frame\"") != std::string::npos);    // the axes' frame

@@ -49,7 +49,7 @@ TEST_CASE("report::plan_plots: roofline, trade-off and memory of a real plan, el
   budgets.min_decode_tok_s = 30.0;
   const auto limits = report::effective_limits(p.profile.constraints, budgets);
   const auto plots = report::plan_plots(p.result, p.device, limits);
-  REQUIRE(plots.size() == 3);
+  REQUIRE(plots.size() == 4);
   for (const auto& plot : plots) {
     CAPTURE(plot.name);
     CHECK(testing::xml_problem(plot.svg).empty());
@@ -65,8 +65,17 @@ TEST_CASE("report::plan_plots: roofline, trade-off and memory of a real plan, el
   CHECK(testing::count_of(roof, "<polyline class=\"roof\"") >= 1);
   CHECK(roof.find("arithmetic intensity") != std::string::npos);
   CHECK(roof.find(">decode<") != std::string::npos);
+  // Triangle: one marker per front plan and runner-up, the chosen plan, the three corners.
+  const std::string& tri = plots[1].svg;
+  CHECK(plots[1].name == "triangle");
+  std::size_t tri_markers = 0;
+  for (const char* cls : {"loss-low", "loss-mid", "loss-high", "point"}) tri_markers += testing::count_of(tri, std::string("<circle class=\"") + cls + "\" cx");
+  CHECK(tri_markers == p.result.front.size() + p.result.runners_up.size() + 4);  // + the legend's four samples
+  CHECK(testing::count_of(tri, "<polygon class=\"chosen\"") == 1 + 1);
+  for (const char* corner : {">fast: ", ">small: ", ">accurate: "}) CHECK(tri.find(corner) != std::string::npos);
+  CHECK(tri.find("class=\"frame\"") == std::string::npos);  // a diagram, not axes
   // Trade-off: one marker per front plan, the limits drawn, what the chosen plan gives up.
-  const std::string& trade = plots[1].svg;
+  const std::string& trade = plots[2].svg;
   std::size_t front_markers = 0;
   for (const char* cls : {"loss-low", "loss-mid", "loss-high"}) front_markers += testing::count_of(trade, std::string("<circle class=\"") + cls + "\" cx");
   CHECK(front_markers == p.result.front.size() + 3);  // + the legend's three samples
@@ -74,7 +83,7 @@ TEST_CASE("report::plan_plots: roofline, trade-off and memory of a real plan, el
   CHECK(trade.find("min 30 tok/s") != std::string::npos);
   CHECK(trade.find("gives up " + p.result.gives_up) != std::string::npos);
   // Memory: a bar part per non-zero part of every plan, and the device's usable memory.
-  const std::string& mem = plots[2].svg;
+  const std::string& mem = plots[3].svg;
   std::size_t parts = 0;
   for (std::size_t i = 0; i < plans; ++i) {
     const auto& m = (i == 0 ? *p.result.chosen : p.result.runners_up[i - 1]).estimate.memory;
@@ -105,8 +114,8 @@ TEST_CASE("report::html_page: one self-contained page with the plots, the escape
   const auto plots = report::plan_plots(p.result, p.device, p.profile.constraints);
   const std::string html = report::html_page({"trilemma plan: <x> & y", "line 1 < line 2\n", plots, {"basis & one"}});
   CHECK(html.rfind("<!DOCTYPE html>", 0) == 0);
-  CHECK(testing::count_of(html, "<svg xmlns=") == 3);
-  CHECK(testing::count_of(html, "<figcaption>") == 3);
+  CHECK(testing::count_of(html, "<svg xmlns=") == 4);
+  CHECK(testing::count_of(html, "<figcaption>") == 4);
   CHECK(html.find("trilemma plan: &lt;x&gt; &amp; y") != std::string::npos);
   CHECK(html.find("line 1 &lt; line 2") != std::string::npos);
   CHECK(html.find("<li>basis &amp; one</li>") != std::string::npos);
