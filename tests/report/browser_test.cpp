@@ -12,6 +12,7 @@
 #include <tuple>
 
 #include "run_binary.hpp"
+#include "shared_data.hpp"
 #include "xml_check.hpp"
 
 namespace fs = std::filesystem;
@@ -99,6 +100,30 @@ TEST_CASE("report in Chromium: the gate and verify pages load with their plots",
     CHECK(dom.out.find(text) != std::string::npos);
     CHECK(dom.out.find("class=\"frame\"") != std::string::npos);
   }
+  std::error_code ignored;
+  fs::remove_all(dir, ignored);
+}
+
+TEST_CASE("report in Chromium: the calibrate page loads with its before-and-after plots", "[report]") {
+  const std::string browser = chromium();
+  if (browser.empty()) return;
+  const auto q4 = trilemma::testing::shared_file("fixtures/llama-bench/tinyllama-shape-q4_0.json");
+  if (!fs::exists(q4)) {
+    WARN("skipped: " << q4.string() << " is absent (../shared/fixtures, see ../shared/README.md)");
+    return;
+  }
+  const fs::path dir = fs::temp_directory_path() / ("trilemma-browser-calibrate-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  fs::copy_file(fs::path(TRILEMMA_SOURCE_DIR) / "tests/gate/fixtures/ci-host.yaml", dir / "host.yaml", fs::copy_options::overwrite_existing);
+  const auto r = run_command(std::string(TRILEMMA_BINARY) + " calibrate --device " + (dir / "host.yaml").string() + " --from " + q4.string() +
+                             " --out " + (dir / "fitted.yaml").string() + " --report " + (dir / "calibrate.html").string() + " 2>&1");
+  CHECK((r.code == 0 || r.code == 1));
+  const auto dom = run_command("timeout 120 " + headless(browser, dir / "profile") + " --dump-dom file://" + (dir / "calibrate.html").string() +
+                               " 2>/dev/null");
+  REQUIRE(dom.code == 0);
+  CHECK(trilemma::testing::count_of(dom.out, "<svg xmlns=") == 2);  // decode and prefill results
+  CHECK(dom.out.find("after calibration") != std::string::npos);
+  CHECK(dom.out.find("calibrate: ") != std::string::npos);
   std::error_code ignored;
   fs::remove_all(dir, ignored);
 }
