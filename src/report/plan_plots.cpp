@@ -20,6 +20,33 @@ std::vector<const solver::Candidate*> compared(const solver::PlanResult& r) {
 
 std::string short_config(const solver::Candidate& c) { return describe(c.config); }
 
+// The compared plans and the Pareto front: what the triangle and the trade-off place.
+std::vector<const solver::Candidate*> compared_and_front(const solver::PlanResult& r) {
+  std::vector<const solver::Candidate*> out = compared(r);
+  for (const auto& c : r.front) out.push_back(&c);
+  return out;
+}
+
+// A point's tooltip: its configuration and its three figures.
+std::string figures_tip(const solver::Candidate& c) {
+  return short_config(c) + ": " + short_label(c.tok_s()) + " tok/s, " + short_label(c.memory_gib()) + " GiB, -" +
+         short_label(c.loss_points()) + " points";
+}
+
+// A front plan's third figure, quality loss, as its marker's shade.
+std::string loss_class(const solver::Candidate& c) {
+  return c.loss_points() <= 1 ? "loss-low" : c.loss_points() <= 5 ? "loss-mid" : "loss-high";
+}
+
+// The legend of the plots that place the front by loss shade.
+void front_legend(Chart& chart) {
+  chart.legend("chosen", "chosen plan");
+  chart.legend("loss-low", "Pareto front, <= 1 point lost");
+  chart.legend("loss-mid", "1-5 points lost");
+  chart.legend("loss-high", "> 5 points lost");
+  chart.legend("point", "runners-up");
+}
+
 // Decode: one token's FLOPs over the bytes it reads. Prefill: the prompt's FLOPs over one pass
 // of the same bytes (the weights are read once per prompt chunk), an upper bound on intensity.
 struct Operating {
@@ -123,19 +150,14 @@ Plot roofline_plot(const solver::PlanResult& r, const devices::Device& d) {
 }
 
 Plot tradeoff_plot(const solver::PlanResult& r, const solver::Constraints& limits) {
-  std::vector<const solver::Candidate*> all = compared(r);
-  for (const auto& c : r.front) all.push_back(&c);
+  const auto all = compared_and_front(r);
   double mem_max = 0.5, tok_max = 1;
   for (const auto* c : all) mem_max = std::max(mem_max, c->memory_gib()), tok_max = std::max(tok_max, c->tok_s());
   if (limits.max_memory_gib) mem_max = std::max(mem_max, *limits.max_memory_gib);
   if (limits.min_decode_tok_s) tok_max = std::max(tok_max, *limits.min_decode_tok_s);
   Chart chart("Trade-off: speed, memory and quality loss", Axis{"peak memory, GiB", 0, mem_max * 1.15, false, {}},
               Axis{"decode tok/s (end of context)", 0, tok_max * 1.15, false, {}});
-  chart.legend("chosen", "chosen plan");
-  chart.legend("loss-low", "Pareto front, <= 1 point lost");
-  chart.legend("loss-mid", "1-5 points lost");
-  chart.legend("loss-high", "> 5 points lost");
-  chart.legend("point", "runners-up");
+  front_legend(chart);
   chart.legend("limit", "scenario limits");
   if (limits.max_memory_gib) {
     chart.line(*limits.max_memory_gib, 0, *limits.max_memory_gib, tok_max * 1.15, "limit");
@@ -145,19 +167,11 @@ Plot tradeoff_plot(const solver::PlanResult& r, const solver::Constraints& limit
     chart.line(0, *limits.min_decode_tok_s, mem_max * 1.15, *limits.min_decode_tok_s, "limit");
     chart.text(mem_max * 1.15, *limits.min_decode_tok_s, "min " + short_label(*limits.min_decode_tok_s) + " tok/s", "note", "end", -4, -5);
   }
-  auto label = [](const solver::Candidate& c) {
-    return short_config(c) + ": " + short_label(c.tok_s()) + " tok/s, " + short_label(c.memory_gib()) + " GiB, -" +
-           short_label(c.loss_points()) + " points";
-  };
-  // The front's third figure, quality loss, as the marker's shade.
-  auto shade = [](const solver::Candidate& c) {
-    return c.loss_points() <= 1 ? "loss-low" : c.loss_points() <= 5 ? "loss-mid" : "loss-high";
-  };
-  for (const auto& c : r.front) chart.marker(c.memory_gib(), c.tok_s(), shade(c), label(c));
-  for (const auto& c : r.runners_up) chart.marker(c.memory_gib(), c.tok_s(), "point", label(c));
+  for (const auto& c : r.front) chart.marker(c.memory_gib(), c.tok_s(), loss_class(c), figures_tip(c));
+  for (const auto& c : r.runners_up) chart.marker(c.memory_gib(), c.tok_s(), "point", figures_tip(c));
   if (r.chosen) {
     const auto& c = *r.chosen;
-    chart.marker(c.memory_gib(), c.tok_s(), "chosen", label(c));
+    chart.marker(c.memory_gib(), c.tok_s(), "chosen", figures_tip(c));
     chart.text(c.memory_gib(), c.tok_s(), "chosen: -" + short_label(c.loss_points()) + " points, gives up " + r.gives_up, "note", "start", 16, -12);
   }
   std::string caption = "Each plan on the Pareto front of speed, memory and quality loss, by its peak memory and decode speed, "
@@ -169,8 +183,7 @@ Plot tradeoff_plot(const solver::PlanResult& r, const solver::Constraints& limit
 }
 
 Plot triangle_plot(const solver::PlanResult& r) {
-  std::vector<const solver::Candidate*> plans = compared(r);
-  for (const auto& c : r.front) plans.push_back(&c);
+  const auto plans = compared_and_front(r);
   double fastest = 0, smallest = 1e300, least_loss = 1e300;
   for (const auto* c : plans) {
     fastest = std::max(fastest, c->tok_s());
@@ -187,30 +200,22 @@ Plot triangle_plot(const solver::PlanResult& r) {
   };
   Chart chart("The triangle: which corner each plan leans to", Axis{"", 0, 1, false, {}}, Axis{"", 0, 1, false, {}}, 640, 520);
   chart.hide_axes();
-  chart.legend("chosen", "chosen plan");
-  chart.legend("loss-low", "Pareto front, <= 1 point lost");
-  chart.legend("loss-mid", "1-5 points lost");
-  chart.legend("loss-high", "> 5 points lost");
-  chart.legend("point", "runners-up");
+  front_legend(chart);
   chart.polyline({fast, small, accurate, fast}, "roof");
   chart.text(fast.first, fast.second, "fast: " + short_label(fastest) + " tok/s", "axis-label", "middle", 0, -8);
   chart.text(small.first, small.second, "small: " + short_label(smallest) + " GiB", "axis-label", "start", 0, 20);
   chart.text(accurate.first, accurate.second, "accurate: " + short_label(least_loss) + " points lost", "axis-label", "end", 0, 20);
-  auto tip = [](const solver::Candidate& c) {
-    return describe(c.config) + ": " + short_label(c.tok_s()) + " tok/s, " + short_label(c.memory_gib()) + " GiB, -" +
-           short_label(c.loss_points()) + " points";
-  };
   for (const auto& c : r.front) {
     const auto [x, y] = place(c);
-    chart.marker(x, y, c.loss_points() <= 1 ? "loss-low" : c.loss_points() <= 5 ? "loss-mid" : "loss-high", tip(c));
+    chart.marker(x, y, loss_class(c), figures_tip(c));
   }
   for (const auto& c : r.runners_up) {
     const auto [x, y] = place(c);
-    chart.marker(x, y, "point", tip(c));
+    chart.marker(x, y, "point", figures_tip(c));
   }
   if (r.chosen) {
     const auto [x, y] = place(*r.chosen);
-    chart.marker(x, y, "chosen", tip(*r.chosen));
+    chart.marker(x, y, "chosen", figures_tip(*r.chosen));
     chart.text(x, y, "chosen: gives up " + r.gives_up, "note", "start", 16, 4);
   }
   return {"triangle",
