@@ -39,6 +39,7 @@ void add_commands(CLI::App& app, Handler& handler) {
   add_devices_command(app, handler);
   add_models_command(app, handler);
   add_plan_command(app, handler);
+  add_requirements_command(app, handler);
   add_engine_commands(app, handler);
   add_emit_command(app, handler);
   add_gate_command(app, handler);

@@ -11,6 +11,7 @@ using Handler = std::function<int()>;
 void add_devices_command(CLI::App& app, Handler& handler);
 void add_models_command(CLI::App& app, Handler& handler);
 void add_plan_command(CLI::App& app, Handler& handler);
+void add_requirements_command(CLI::App& app, Handler& handler);
 void add_engine_commands(CLI::App& app, Handler& handler);  // run, export
 void add_emit_command(CLI::App& app, Handler& handler);
 void add_gate_command(CLI::App& app, Handler& handler);

@@ -36,6 +36,7 @@ struct PlanFlags {
   std::string model, device, scenario = "latency", out, emit, report, svg_dir;
   std::uint32_t context = 0, prompt = 0;
   std::optional<double> max_memory_gib, min_tok_s, max_ttft_ms, max_loss_points, ram_gib;
+  std::optional<double> max_joules_per_token, max_power_w, sustained_minutes;
   std::string weights, kv, kv_strategy, backend, draft, draft_model;
   std::vector<std::string> measured_kl;
   std::string imatrix;
@@ -113,6 +114,21 @@ void print_candidate_line(std::ostream& out, const solver::Candidate& c) {
             << describe(c.config) << "\n";
 }
 
+// Energy per generated and prompt token, the draw behind it, and the battery share where known.
+void print_energy(std::ostream& out, const EnergyEstimate& e) {
+  if (!e.known) {
+    out << "  energy     unknown: " << e.basis << "\n";
+    return;
+  }
+  out << "  energy     " << fixed(e.joules_per_token.mid, 3) << " J/token (" << fixed(e.joules_per_token.low, 3) << "-"
+      << fixed(e.joules_per_token.high, 3) << ") at " << fixed(e.decode_w.mid, 1) << " W; prompt "
+      << fixed(e.joules_per_prompt_token.mid, 4) << " J/token at " << fixed(e.prefill_w.mid, 1) << " W";
+  if (e.battery_pct_per_1k_tokens)
+    out << "; " << fixed(e.battery_pct_per_1k_tokens->mid, 2) << "% of the battery per 1,000 tokens ("
+        << fixed(e.battery_pct_per_1k_tokens->low, 2) << "-" << fixed(e.battery_pct_per_1k_tokens->high, 2) << ")";
+  out << "\n";
+}
+
 // The chosen plan: each predicted figure with its range, what it gives up, its basis, the runners-up.
 void print_chosen(std::ostream& out, const solver::PlanResult& r, const solver::Profile& p) {
   const auto& c = *r.chosen;
@@ -132,6 +148,9 @@ void print_chosen(std::ostream& out, const solver::PlanResult& r, const solver::
             << "  accuracy   -" << fixed(e.accuracy.points.mid) << " points (" << fixed(e.accuracy.points.low) << "-"
             << fixed(e.accuracy.points.high) << "), KLD " << fixed(e.accuracy.kld.mid, 4) << ", PPL +"
             << fixed(e.accuracy.ppl_delta_pct.mid, 2) << "%\n";
+  print_energy(out, e.energy);
+  if (r.sustained) out << "  sustained  x" << fixed(r.sustained->fraction.mid, 2) << " of peak speed (" << fixed(r.sustained->fraction.low, 2) << "-"
+                       << fixed(r.sustained->fraction.high, 2) << "): " << r.sustained->basis << "\n";
   if (c.config.speculative.on())
     out << "  speculative acceptance " << fixed(e.latency.acceptance, 2) << " (prior), "
               << fixed(e.latency.tokens_per_pass, 2) << " tokens per target pass, speed-up x"
@@ -252,6 +271,8 @@ int run_plan(const PlanFlags& f) {
   req.model = &*model, req.device = &*device, req.profile = *profile, req.context = f.context, req.prompt = f.prompt;
   req.budgets.max_memory_gib = f.max_memory_gib, req.budgets.min_decode_tok_s = f.min_tok_s;
   req.budgets.max_ttft_ms = f.max_ttft_ms, req.budgets.max_loss_points = f.max_loss_points;
+  req.budgets.max_joules_per_token = f.max_joules_per_token, req.budgets.max_power_w = f.max_power_w;
+  req.sustained_minutes = f.sustained_minutes;
   req.pins = *pins, req.catalog = &*catalog;
   auto result = solver::plan(req);
   if (!result.ok()) return report_error(result.error());
@@ -282,7 +303,7 @@ void add_plan_command(CLI::App& app, Handler& handler) {
   auto* cmd = app.add_subcommand("plan", "Choose a deployment configuration and predict its latency, memory and accuracy");
   cmd->add_option("--model,-m", f.model, "catalog id, .gguf file or config.json")->required();
   cmd->add_option("--device,-d", f.device, "device id, device YAML, or host")->required();
-  cmd->add_option("--scenario,-s", f.scenario, "latency | memory | accuracy | profile.yaml")->capture_default_str();
+  cmd->add_option("--scenario,-s", f.scenario, "latency | memory | accuracy | battery | profile.yaml")->capture_default_str();
   const auto finite_positive = cli::finite_positive();
   cmd->add_option("--context", f.context, "context length in tokens (default: the scenario's)")
       ->check(CLI::Range(1u, k_max_context));
@@ -293,6 +314,12 @@ void add_plan_command(CLI::App& app, Handler& handler) {
   cmd->add_option("--max-ttft-ms", f.max_ttft_ms, "budget: time to first token")->check(finite_positive);
   cmd->add_option("--max-loss-points", f.max_loss_points, "budget: benchmark points lost to quantization")
       ->check(CLI::Range(0.0, 100.0));
+  cmd->add_option("--max-joules-per-token", f.max_joules_per_token, "budget: energy per generated token (docs/power.md)")
+      ->check(finite_positive);
+  cmd->add_option("--max-power-w", f.max_power_w, "budget: the device's draw while decoding or prefilling")->check(finite_positive);
+  cmd->add_option("--sustained", f.sustained_minutes,
+                  "plan for the speed held after this many minutes of continuous generation (throttling; default: the scenario's, else peak)")
+      ->check(finite_positive);
   cmd->add_option("--weights", f.weights, "pin the weight format (" + weight_format_names() + ")");
   cmd->add_option("--measured-kl", f.measured_kl, models::k_measured_kl_help);
   cmd->add_option("--imatrix", f.imatrix,

@@ -8,6 +8,7 @@
 #include "types/backend.hpp"
 #include "types/compute_path.hpp"
 #include "types/cpu_read_kind.hpp"
+#include "types/estimate.hpp"
 
 namespace trilemma::devices {
 
@@ -23,6 +24,18 @@ struct CpuCluster {
   std::string rates_source;  // where the per-path rates came from
   // Per core and cycle on `path`, nullopt for GPU/NPU paths or when the core lacks it.
   std::optional<double> ops_per_cycle(ComputePath path) const;
+};
+
+// Power measured under LLM load on one backend, watts (either phase may be unknown).
+struct MeasuredPower {
+  std::string backend;
+  std::optional<Range> decode_w, prefill_w;
+};
+
+// A measured throttling figure: the share of the first minute's speed held after `minutes`.
+struct SustainedPoint {
+  double minutes = 0;
+  Range fraction;
 };
 
 struct Source {
@@ -108,6 +121,9 @@ struct Device {
 
   std::optional<double> tdp_w;
   std::string power_envelope;
+  std::optional<double> battery_wh;  // the reference device's battery (phones, laptops)
+  std::vector<MeasuredPower> measured_power;  // under LLM load, by backend
+  std::vector<SustainedPoint> sustained;      // measured throttling, by minutes
 
   std::string isa;  // arm64 | x86-64 | xtensa
   std::vector<CpuCluster> clusters;

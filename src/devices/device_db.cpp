@@ -23,7 +23,7 @@ std::string stem_of(std::string_view path) {
 
 // devices/ also holds the shared tables, which are not devices.
 bool is_table(const std::string& stem) {
-  return stem == "classes" || stem == "derating" || stem == "cores" || stem == "fitted";
+  return stem == "classes" || stem == "derating" || stem == "cores" || stem == "fitted" || stem == "power";
 }
 
 // A built-in device with its fitted calibration, unless its file has one.

@@ -62,6 +62,37 @@ void read_cpu(io::FieldReader c, Device& d) {
   c.finish();
 }
 
+// power: the envelope, and what was measured under LLM load (docs/power.md).
+void read_power(io::FieldReader p, Device& d) {
+  d.tdp_w = p.optional_positive("tdp_w");
+  d.power_envelope = p.optional_string("envelope").value_or("");
+  d.battery_wh = p.optional_positive("battery_wh");
+  if (auto llm = p.optional_map("llm_w")) {
+    for (const auto& [name, key_node] : llm->keys()) {
+      if (!backend_from_name(name))
+        llm->context().fail(key_node, llm->field(name), "unknown backend '" + name + "' (expected one of: " + backend_names() + ")");
+      auto row = llm->map(name);
+      MeasuredPower m{name, {}, {}};
+      if (row.has("decode")) m.decode_w = row.range("decode");
+      if (row.has("prefill")) m.prefill_w = row.range("prefill");
+      if (!row.context().failed() && !m.decode_w && !m.prefill_w)
+        row.context().fail(row.node(), row.path(), "needs decode, prefill or both (watts under LLM load)");
+      row.finish();
+      d.measured_power.push_back(std::move(m));
+    }
+    llm->finish();
+  }
+  if (p.has("sustained"))
+    for (auto s : p.map_list("sustained")) {
+    SustainedPoint point{s.positive("minutes"), s.range("fraction")};
+    if (!s.context().failed() && point.fraction.high > 1)
+      s.context().fail(s.node(), s.field("fraction"), "is a share of the first minute's speed: at most 1");
+    s.finish();
+    d.sustained.push_back(point);
+  }
+  p.finish();
+}
+
 void read_sources(io::FieldReader& root, Device& d) {
   for (auto s : root.map_list("sources")) {
     Source src;
@@ -132,6 +163,14 @@ ProbeRecord read_probe(io::FieldReader p) {
   r.int8_theoretical_basis = p.string("int8_theoretical_basis");
   p.finish();
   return r;
+}
+
+// A figure as the reader takes it back: a number when exact, else {low, mid, high}.
+void emit_range(YAML::Emitter& out, const char* key, const Range& r) {
+  out << YAML::Key << key << YAML::Value;
+  if (r.low == r.high) out << r.mid;
+  else out << YAML::Flow << YAML::BeginMap << YAML::Key << "low" << YAML::Value << r.low << YAML::Key << "mid" << YAML::Value << r.mid
+           << YAML::Key << "high" << YAML::Value << r.high << YAML::EndMap;
 }
 
 void emit_probe_figure(YAML::Emitter& out, const char* key, const ProbeFigure& f) {
@@ -218,11 +257,7 @@ Result<Device> parse_device(const std::string& yaml_text, const std::string& fil
   d.vendor = root.string("vendor");
   d.device_class = root.choice("class", k_classes);
   read_memory(root.map("memory"), d);
-  if (auto p = root.optional_map("power")) {
-    d.tdp_w = p->optional_positive("tdp_w");
-    d.power_envelope = p->optional_string("envelope").value_or("");
-    p->finish();
-  }
+  if (auto p = root.optional_map("power")) read_power(*p, d);
   read_cpu(root.map("cpu"), d);
   if (auto g = root.optional_map("gpu")) {
     d.gpu_name = g->string("name");
@@ -312,10 +347,30 @@ std::string device_to_yaml(const Device& d) {
   if (d.cpu_read_kind) out << YAML::Key << "cpu_read_kind" << YAML::Value << std::string(info(*d.cpu_read_kind).name);
   if (d.os_reserve_gib) out << YAML::Key << "os_reserve_gib" << YAML::Value << *d.os_reserve_gib;
   out << YAML::EndMap;
-  if (d.tdp_w || !d.power_envelope.empty()) {
+  if (d.tdp_w || !d.power_envelope.empty() || d.battery_wh || !d.measured_power.empty() || !d.sustained.empty()) {
     out << YAML::Key << "power" << YAML::Value << YAML::BeginMap;
     if (d.tdp_w) out << YAML::Key << "tdp_w" << YAML::Value << *d.tdp_w;
     if (!d.power_envelope.empty()) out << YAML::Key << "envelope" << YAML::Value << d.power_envelope;
+    if (d.battery_wh) out << YAML::Key << "battery_wh" << YAML::Value << *d.battery_wh;
+    if (!d.measured_power.empty()) {
+      out << YAML::Key << "llm_w" << YAML::Value << YAML::BeginMap;
+      for (const auto& m : d.measured_power) {
+        out << YAML::Key << m.backend << YAML::Value << YAML::Flow << YAML::BeginMap;
+        if (m.decode_w) emit_range(out, "decode", *m.decode_w);
+        if (m.prefill_w) emit_range(out, "prefill", *m.prefill_w);
+        out << YAML::EndMap;
+      }
+      out << YAML::EndMap;
+    }
+    if (!d.sustained.empty()) {
+      out << YAML::Key << "sustained" << YAML::Value << YAML::BeginSeq;
+      for (const auto& p : d.sustained) {
+        out << YAML::Flow << YAML::BeginMap << YAML::Key << "minutes" << YAML::Value << p.minutes;
+        emit_range(out, "fraction", p.fraction);
+        out << YAML::EndMap;
+      }
+      out << YAML::EndSeq;
+    }
     out << YAML::EndMap;
   }
   out << YAML::Key << "cpu" << YAML::Value << YAML::BeginMap;

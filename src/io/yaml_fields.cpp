@@ -1,5 +1,6 @@
 #include "io/yaml_fields.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <utility>
 
@@ -111,6 +112,18 @@ std::optional<double> FieldReader::optional_positive(const std::string& key) {
     return std::nullopt;
   }
   return positive(key);
+}
+
+Range FieldReader::range(const std::string& key) {
+  if (!has(key) || !std::as_const(m_node)[key].IsMap()) return Range::exact(positive(key));
+  auto r = map(key);
+  Range out;
+  out.low = r.positive("low");
+  out.high = r.positive("high");
+  out.mid = r.optional_positive("mid").value_or((out.low + out.high) / 2);
+  r.finish();
+  if (!m_ctx.failed() && !(out.low <= out.mid && out.mid <= out.high)) m_ctx.fail(r.node(), r.path(), "needs low <= mid <= high");
+  return out;
 }
 
 std::uint32_t FieldReader::count(const std::string& key) {
@@ -277,6 +290,27 @@ void FieldReader::finish() {
       return;
     }
   }
+}
+
+SourceTexts read_source_texts(FieldReader& row) {
+  SourceTexts out;
+  auto sources = row.map_list("sources");
+  for (auto& s : sources) {
+    auto fields = s.string_list("fields");
+    const auto url = s.optional_string("url"), basis = s.optional_string("basis");
+    const auto note = s.optional_string("note");
+    if (!s.context().failed() && !url && !basis) s.context().fail(s.node(), s.path(), "a source needs a url or a basis");
+    out.emplace_back(std::move(fields), url ? *url + (note ? " (" + *note + ")" : "") : basis.value_or(""));
+    s.finish();
+  }
+  if (!row.context().failed() && sources.empty()) row.context().fail(row.node(), row.field("sources"), "every row needs sources");
+  return out;
+}
+
+std::string source_text_of(const SourceTexts& sources, const std::string& field) {
+  for (const auto& [fields, text] : sources)
+    if (std::find(fields.begin(), fields.end(), field) != fields.end()) return text;
+  return sources.empty() ? std::string() : sources.front().second;
 }
 
 }  // namespace trilemma::io

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "types/estimate.hpp"
 #include "types/result.hpp"
 
 namespace trilemma::io {
@@ -46,6 +47,9 @@ class FieldReader {
   double positive(const std::string& key);  // > 0
   std::optional<double> optional_number(const std::string& key);
   std::optional<double> optional_positive(const std::string& key);
+  // A positive figure with its spread: a number (low = mid = high) or {low, [mid], high}, ordered;
+  // a missing mid is the midpoint.
+  Range range(const std::string& key);
   std::uint32_t count(const std::string& key);  // integer >= 0
   std::optional<std::uint32_t> optional_count(const std::string& key);
   bool boolean(const std::string& key);
@@ -90,5 +94,12 @@ class FieldReader {
   std::string m_path;
   std::set<std::string> m_used;
 };
+
+// A table row's `sources`: each entry's `fields` and its text (`url (note)`, or `basis`), in
+// file order. Every entry needs a url or a basis, and the row at least one entry.
+using SourceTexts = std::vector<std::pair<std::vector<std::string>, std::string>>;
+SourceTexts read_source_texts(FieldReader& row);
+// The text of the first entry that lists `field`, else of the first entry ("" without any).
+std::string source_text_of(const SourceTexts& sources, const std::string& field);
 
 }  // namespace trilemma::io

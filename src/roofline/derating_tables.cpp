@@ -48,19 +48,6 @@ void read_keyed_ranges(io::FieldReader m, Range& fallback, std::array<std::optio
   m.finish();
 }
 
-void read_sources(io::FieldReader& row, std::vector<std::pair<std::vector<std::string>, std::string>>& out) {
-  auto sources = row.map_list("sources");
-  for (auto& s : sources) {
-    auto fields = s.string_list("fields");
-    const auto url = s.optional_string("url"), basis = s.optional_string("basis");
-    const auto note = s.optional_string("note");
-    if (!s.context().failed() && !url && !basis) s.context().fail(s.node(), s.path(), "a source needs a url or a basis");
-    out.emplace_back(std::move(fields), url ? *url + (note ? " (" + *note + ")" : "") : basis.value_or(""));
-    s.finish();
-  }
-  if (!row.context().failed() && sources.empty()) row.context().fail(row.node(), row.field("sources"), "every row needs sources");
-}
-
 // One backend's row. Priors (devices/derating.yaml) need every field and sources; a fitted
 // overlay (devices/fitted.yaml) sets only what it fitted, on top of the priors.
 void read_backend(io::FieldReader row, BackendDerating& b, bool prior) {
@@ -110,7 +97,7 @@ void read_backend(io::FieldReader row, BackendDerating& b, bool prior) {
   }
   if (!row.context().failed() && (b.overhead_ms < 0 || b.overhead_us_per_layer < 0 || b.runtime_mib < 0))
     row.context().fail(row.node(), row.path(), "overheads and runtime memory must be >= 0");
-  if (prior) read_sources(row, b.sources);
+  if (prior) b.sources = io::read_source_texts(row);
   row.finish();
 }
 

@@ -5,6 +5,7 @@
 
 #include "accuracy/accuracy_model.hpp"
 #include "memory/memory_model.hpp"
+#include "power/energy.hpp"
 
 namespace trilemma::solver {
 namespace {
@@ -94,13 +95,28 @@ MemoryEstimate memory_estimate(const PreparedModel& pm, const PreparedDevice& pd
   return m;
 }
 
-DecodeStep decode_step(const PreparedModel& pm, const PreparedDevice& pd, const DeploymentConfig& c, const Machines& m) {
+roofline::StepCost decode_cost(const PreparedModel& pm, const DeploymentConfig& c) {
+  const double kv_fast = memory::kv_read_bytes(pm.model->shape, c, c.context) * resident_share(c);
+  return pass_cost(pm.model->shape, pm.bytes(c.weights).per_token, pm.active_params, kv_fast, attended_positions(c), 1);
+}
+
+roofline::StepCost prefill_cost(const PreparedModel& pm, const DeploymentConfig& c, double passes, double weight_bytes,
+                                double kv_fraction) {
   const auto& s = pm.model->shape;
-  const double kv_read = memory::kv_read_bytes(s, c, c.context);
-  const double kv_fast = kv_read * resident_share(c);
+  const double prompt = std::min(c.prompt, c.context);
+  const double depth = std::min<double>(c.prompt_depth, c.context - prompt);
+  // The prompt's attention covers what the cache held before it and on average half of the
+  // prompt; its KV is written once, the earlier KV read by every chunk.
+  const double attended = info(c.kv_strategy).attended(c, depth + prompt / 2);
+  const double kv_traffic = memory::kv_bytes(s, c, c.prompt) + passes * memory::kv_bytes(s, c, std::uint32_t(depth));
+  return pass_cost(s, passes * weight_bytes, pm.active_params, kv_traffic * kv_fraction, attended, prompt);
+}
+
+DecodeStep decode_step(const PreparedModel& pm, const PreparedDevice& pd, const DeploymentConfig& c, const Machines& m) {
+  const double kv_read = memory::kv_read_bytes(pm.model->shape, c, c.context);
   DecodeStep step;
-  step.cost = pass_cost(s, pm.bytes(c.weights).per_token, pm.active_params, kv_fast, attended_positions(c), 1);
-  step.slow_tier_bytes = kv_read - kv_fast;
+  step.cost = decode_cost(pm, c);
+  step.slow_tier_bytes = kv_read - step.cost.attention_bytes;
   step.slow_tier_ms = step.slow_tier_bytes / (pd.offload.read_gbps * 1e9) * 1e3;
   step.ms = m.time([&](const roofline::Machine& mc) { return roofline::step_ms(step.cost, mc) + step.slow_tier_ms; });
   roofline::step_ms(step.cost, m.mid, &step.bound);
@@ -109,16 +125,10 @@ DecodeStep decode_step(const PreparedModel& pm, const PreparedDevice& pd, const 
 
 Prefill prefill(const PreparedModel& pm, const DeploymentConfig& c, const Machines& m, std::uint32_t chunk,
                 double weight_bytes, double kv_fraction) {
-  const auto& s = pm.model->shape;
   const double prompt = std::min(c.prompt, c.context);
-  const double depth = std::min<double>(c.prompt_depth, c.context - prompt);
   Prefill p;
   p.passes = std::max(1.0, std::ceil(prompt / chunk));
-  // The prompt's attention covers what the cache held before it and on average half of the
-  // prompt; its KV is written once, the earlier KV read by every chunk.
-  const double attended = info(c.kv_strategy).attended(c, depth + prompt / 2);
-  const double kv_traffic = memory::kv_bytes(s, c, c.prompt) + p.passes * memory::kv_bytes(s, c, std::uint32_t(depth));
-  p.cost = pass_cost(s, p.passes * weight_bytes, pm.active_params, kv_traffic * kv_fraction, attended, prompt);
+  p.cost = prefill_cost(pm, c, p.passes, weight_bytes, kv_fraction);
   p.ms = m.time([&](const roofline::Machine& mc) { return roofline::step_ms(p.cost, mc) + (p.passes - 1) * mc.overhead_ms; });
   return p;
 }
@@ -263,6 +273,9 @@ Result<Estimate> estimate(const PreparedModel& pm, const PreparedDevice& pd, con
                                             std::string(info(c.backend).name) + ", " +
                                             std::string(info(c.weights).name) + " weights)");
   }
+  if (const auto* draw = pd.power(c.backend)) e.energy = power::energy(*draw, l, pd.device->battery_wh);
+  else e.energy.basis = pd.power_gap(c.backend);
+  if (with_basis) e.basis.push_back("power: " + e.energy.basis);
   auto traits = pm.loss_traits(c.weights);
   traits.imatrix = c.imatrix;
   e.accuracy = accuracy::estimate_accuracy(traits, c, with_basis ? &e.basis : nullptr, pm.family);

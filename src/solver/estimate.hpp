@@ -33,6 +33,13 @@ Machines machines(const PreparedDevice& pd, const roofline::Efficiency& efficien
 MemoryEstimate memory_estimate(const PreparedModel& pm, const PreparedDevice& pd, const DeploymentConfig& c,
                                const roofline::Efficiency& efficiency);
 
+// The bytes and FLOPs of one decoded token at the end of the context (fast-tier KV only), and
+// of the prompt in `passes` passes that each stream `weight_bytes`: what the device must move
+// and compute, before any machine's rates (the requirements command inverts these).
+roofline::StepCost decode_cost(const PreparedModel& pm, const DeploymentConfig& c);
+roofline::StepCost prefill_cost(const PreparedModel& pm, const DeploymentConfig& c, double passes, double weight_bytes,
+                                double kv_fraction);
+
 // Decode step (#decode-step): one token at the end of the context, the slowest step.
 struct DecodeStep {
   roofline::StepCost cost;

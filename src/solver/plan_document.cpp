@@ -130,6 +130,18 @@ Result<DeploymentConfig> config_from_json(const json& j, const std::string& file
   return c;
 }
 
+json energy_to_json(const EnergyEstimate& e) {
+  if (!e.known) return {{"known", false}, {"basis", e.basis}};
+  json j = {{"known", true},
+            {"decode_w", range_json(e.decode_w)},
+            {"prefill_w", range_json(e.prefill_w)},
+            {"joules_per_token", range_json(e.joules_per_token)},
+            {"joules_per_prompt_token", range_json(e.joules_per_prompt_token)},
+            {"basis", e.basis}};
+  if (e.battery_pct_per_1k_tokens) j["battery_pct_per_1k_tokens"] = range_json(*e.battery_pct_per_1k_tokens);
+  return j;
+}
+
 json candidate_to_json(const Candidate& c) {
   const auto& e = c.estimate;
   return {{"config", config_to_json(c.config)},
@@ -161,6 +173,7 @@ json candidate_to_json(const Candidate& c) {
            {{"kld", range_json(e.accuracy.kld)},
             {"ppl_delta_pct", range_json(e.accuracy.ppl_delta_pct)},
             {"loss_points", range_json(e.accuracy.points)}}},
+          {"energy", energy_to_json(e.energy)},
           {"violations", c.violations},
           {"basis", e.basis}};
 }
@@ -183,6 +196,9 @@ json plan_to_json(const PlanResult& r, const models::Model& model, const devices
   j["context"] = r.context;
   j["prompt"] = r.prompt;
   j["status"] = r.chosen ? "ok" : "infeasible";
+  if (r.sustained)
+    j["sustained"] = {{"minutes", r.sustained->minutes}, {"fraction", range_json(r.sustained->fraction)},
+                      {"has_data", r.sustained->has_data}, {"basis", r.sustained->basis}};
   j["evaluated"] = r.evaluated;
   j["feasible"] = r.feasible;
   if (r.chosen) {
@@ -195,7 +211,8 @@ json plan_to_json(const PlanResult& r, const models::Model& model, const devices
   j["front"] = json::array();
   for (const auto& c : r.front)
     j["front"].push_back({{"summary", describe(c.config)}, {"config", config_to_json(c.config)},
-                          {"decode_tok_s", c.tok_s()}, {"memory_gib", c.memory_gib()}, {"loss_points", c.loss_points()}});
+                          {"decode_tok_s", c.tok_s()}, {"memory_gib", c.memory_gib()}, {"loss_points", c.loss_points()},
+                          {"joules_per_token", c.estimate.energy.known ? json(c.joules_per_token()) : json()}});
   j["relaxations"] = json::array();
   for (const auto& x : r.relaxations) {
     json rj = {{"constraint", x.constraint}, {"message", x.message}};

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -25,8 +26,22 @@ bool allowed(const std::vector<std::string>& list, std::string_view name) {
   return list.empty() || std::find(list.begin(), list.end(), name) != list.end();
 }
 
-// Profile and user budgets merged: the tighter of the two wins.
-Constraints merge(const Constraints& a, const Constraints& b) {
+}  // namespace
+
+Result<ContextWindow> context_window(const Profile& profile, const models::Model& model, std::uint32_t context,
+                                     std::uint32_t prompt) {
+  ContextWindow w;
+  // The profile's default context, unless the model was trained for less.
+  w.context = context ? context : std::min(profile.default_context, model.shape.context);
+  w.prompt = std::min(prompt ? prompt : profile.default_prompt, w.context);
+  if (w.context > model.shape.context)
+    return make_error(ErrorKind::infeasible, "--context", "",
+                      "context " + std::to_string(w.context) + " exceeds the model's trained context " +
+                          std::to_string(model.shape.context));
+  return w;
+}
+
+Constraints merge_constraints(const Constraints& a, const Constraints& b) {
   Constraints c = a;
   auto tighter_max = [](std::optional<double> x, std::optional<double> y) -> std::optional<double> {
     if (x && y) return std::min(*x, *y);
@@ -40,10 +55,14 @@ Constraints merge(const Constraints& a, const Constraints& b) {
   c.min_decode_tok_s = tighter_min(a.min_decode_tok_s, b.min_decode_tok_s);
   c.max_memory_gib = tighter_max(a.max_memory_gib, b.max_memory_gib);
   c.max_loss_points = tighter_max(a.max_loss_points, b.max_loss_points);
+  c.max_joules_per_token = tighter_max(a.max_joules_per_token, b.max_joules_per_token);
+  c.max_power_w = tighter_max(a.max_power_w, b.max_power_w);
   if (!b.allowed_weights.empty()) c.allowed_weights = b.allowed_weights;
   if (!b.allowed_kv.empty()) c.allowed_kv = b.allowed_kv;
   return c;
 }
+
+namespace {
 
 // The constraints `c` violates: "name: message" with `text`, the bare name without (the search
 // checks thousands of plans and reports a few, so it formats only those).
@@ -60,6 +79,13 @@ std::vector<std::string> violations(const Candidate& c, const Constraints& k, do
     add("max_ttft_ms", [&] { return fmt(c.ttft_ms(), 0) + " ms > " + fmt(*k.max_ttft_ms, 0); });
   if (k.max_loss_points && c.loss_points() > *k.max_loss_points)
     add("max_loss_points", [&] { return "loses " + fmt(c.loss_points()) + " points > " + fmt(*k.max_loss_points); });
+  const auto& energy = c.estimate.energy;
+  if (k.max_joules_per_token && c.joules_per_token() > *k.max_joules_per_token)
+    add("max_joules_per_token", [&] {
+      return energy.known ? fmt(c.joules_per_token(), 3) + " J/token > " + fmt(*k.max_joules_per_token, 3) : energy.basis;
+    });
+  if (k.max_power_w && c.power_w() > *k.max_power_w)
+    add("max_power_w", [&] { return energy.known ? "draws " + fmt(c.power_w()) + " W > " + fmt(*k.max_power_w) : energy.basis; });
   if (!allowed(k.allowed_weights, info(c.config.weights).name))
     add("allowed_weights", [&] { return std::string(info(c.config.weights).name) + " is not allowed"; });
   if (!allowed(k.allowed_kv, info(c.config.kv_type).name))
@@ -223,8 +249,18 @@ double Candidate::metric(Metric m) const {
     case Metric::ttft_ms: return ttft_ms();
     case Metric::memory_gib: return memory_gib();
     case Metric::loss_points: return loss_points();
+    case Metric::joules_per_token: return joules_per_token();
   }
   return 0;
+}
+
+double Candidate::joules_per_token() const {
+  return estimate.energy.known ? estimate.energy.joules_per_token.mid : std::numeric_limits<double>::infinity();
+}
+
+double Candidate::power_w() const {
+  const auto& e = estimate.energy;
+  return e.known ? std::max(e.decode_w.mid, e.prefill_w.mid) : std::numeric_limits<double>::infinity();
 }
 
 std::string corner_given_up(const Candidate& c) {
@@ -246,17 +282,22 @@ Result<PlanResult> plan(const PlanRequest& req) {
   const auto& model = *req.model;
   const auto& device = *req.device;
   PlanResult result;
-  // The profile's default context, unless the model was trained for less.
-  result.context = req.context ? req.context : std::min(req.profile.default_context, model.shape.context);
-  result.prompt = std::min(req.prompt ? req.prompt : req.profile.default_prompt, result.context);
-  if (result.context > model.shape.context)
-    return make_error(ErrorKind::infeasible, "--context", "",
-                      "context " + std::to_string(result.context) + " exceeds the model's trained context " +
-                          std::to_string(model.shape.context));
-  const Constraints constraints = merge(req.profile.constraints, req.budgets);
+  TRILEMMA_TRY(window, context_window(req.profile, model, req.context, req.prompt));
+  result.context = window.context;
+  result.prompt = window.prompt;
+  const Constraints constraints = merge_constraints(req.profile.constraints, req.budgets);
 
   const PreparedModel target = PreparedModel::prepare(model);
-  TRILEMMA_TRY(prepared_device, PreparedDevice::prepare(device));
+  // Sustained load: the device as it runs after that long. Its draw stays: the power figures
+  // are what devices draw under sustained load (a throttled SoC sits at its thermal envelope).
+  const auto minutes = req.sustained_minutes ? req.sustained_minutes : req.profile.sustained_minutes;
+  std::optional<devices::Device> throttled;
+  if (minutes) {
+    TRILEMMA_TRY(power_tables, power::power_tables());
+    result.sustained = power::sustained_fraction(device, *minutes, *power_tables);
+    throttled = power::throttled(device, result.sustained->fraction.mid);
+  }
+  TRILEMMA_TRY(prepared_device, PreparedDevice::prepare(throttled ? *throttled : device));
   std::map<std::string, PreparedModel> drafts;
   if (req.catalog)
     for (const auto& m : *req.catalog)
@@ -384,6 +425,8 @@ Result<PlanResult> plan(const PlanRequest& req) {
       if (name == "min_decode_tok_s") return -x.tok_s();
       if (name == "max_ttft_ms") return x.ttft_ms();
       if (name == "max_loss_points") return x.loss_points();
+      if (name == "max_joules_per_token") return x.joules_per_token();
+      if (name == "max_power_w") return x.power_w();
       return 0.0;
     };
     if (it == best_violating_only.end() || excess(c) < excess(*it->second) ||

@@ -10,6 +10,7 @@
 
 #include "devices/device.hpp"
 #include "models/model.hpp"
+#include "power/sustained.hpp"
 #include "solver/estimate.hpp"
 #include "solver/profile.hpp"
 
@@ -39,6 +40,9 @@ struct PlanRequest {
   std::uint32_t prompt = 0;
   Constraints budgets;        // user budgets, applied on top of the profile's
   Pins pins;
+  // Plan for the speed the device holds after this many minutes of continuous generation;
+  // unset = the profile's default, and without one the first minute's speed.
+  std::optional<double> sustained_minutes;
   const std::vector<models::Model>* catalog = nullptr;  // draft candidates and smaller-model advice
 };
 
@@ -50,6 +54,9 @@ struct Candidate {
   double ttft_ms() const { return estimate.latency.ttft_ms.mid; }
   double memory_gib() const { return estimate.memory.total_bytes / 1073741824.0; }
   double loss_points() const { return estimate.accuracy.points.mid; }
+  // Energy figures; +infinity where no power figure covers the plan (it cannot be shown to meet a limit).
+  double joules_per_token() const;
+  double power_w() const;  // the higher of the two phases' draw
   double metric(Metric m) const;
 };
 
@@ -70,9 +77,22 @@ struct PlanResult {
   std::vector<std::string> skipped;         // backends left out, and why
   std::size_t evaluated = 0, feasible = 0;
   std::uint32_t context = 0, prompt = 0;
+  std::optional<power::Sustained> sustained;  // when planned for sustained load
 };
 
 Result<PlanResult> plan(const PlanRequest& request);
+
+// The context and prompt a plan is made for: the request's, else the profile's defaults (the
+// context no longer than the model was trained for); fails when the request asks for more.
+struct ContextWindow {
+  std::uint32_t context = 0, prompt = 0;
+};
+Result<ContextWindow> context_window(const Profile& profile, const models::Model& model, std::uint32_t context,
+                                     std::uint32_t prompt);
+
+// A profile's constraints and the user's budgets merged: the tighter of each limit wins, the
+// user's format lists replace the profile's.
+Constraints merge_constraints(const Constraints& profile, const Constraints& budgets);
 
 // The corner of the triangle a plan gives up, against the founding note's thresholds:
 // latency: TTFT < 100 ms and > 20 tok/s; memory: <= 4 GiB; accuracy: loss <= 1 point.

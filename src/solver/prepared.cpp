@@ -109,6 +109,7 @@ Result<PreparedDevice> PreparedDevice::prepare(const devices::Device& d, const r
                                                bool with_basis) {
   TRILEMMA_TRY(classes, devices::class_table());
   (void)classes;  // usable_memory_gib reads it; loading it here surfaces a broken table as an error
+  TRILEMMA_TRY(power_tables, power::power_tables());
   PreparedDevice p;
   p.device = &d;
   p.tables = &tables;
@@ -117,6 +118,7 @@ Result<PreparedDevice> PreparedDevice::prepare(const devices::Device& d, const r
   for (const auto& b : backends()) {
     if (!d.has_backend(b.backend)) continue;
     const auto bi = static_cast<std::size_t>(b.backend);
+    p.m_power[bi] = power::power_draw(d, b.backend, *power_tables, &p.m_power_gap[bi]);
     for (const auto& w : weight_formats())
       p.m_efficiency[bi][static_cast<std::size_t>(w.format)] = roofline::efficiency(tables, d, b.backend, w.format, with_basis);
     for (auto kv : kv_formats())
@@ -131,6 +133,13 @@ const roofline::Efficiency* PreparedDevice::efficiency(Backend backend, WeightFo
   const auto& e = m_efficiency[static_cast<std::size_t>(backend)][static_cast<std::size_t>(weights)];
   return e ? &*e : nullptr;
 }
+
+const power::PowerDraw* PreparedDevice::power(Backend backend) const {
+  const auto& p = m_power[static_cast<std::size_t>(backend)];
+  return p ? &*p : nullptr;
+}
+
+const std::string& PreparedDevice::power_gap(Backend backend) const { return m_power_gap[static_cast<std::size_t>(backend)]; }
 
 Range PreparedDevice::attention_fraction(Backend backend, TensorType kv, roofline::AttentionPhase phase) const {
   return m_attention[static_cast<std::size_t>(backend)][kv_format_index(kv)][static_cast<std::size_t>(phase)];

@@ -9,6 +9,7 @@
 #include "devices/device.hpp"
 #include "memory/tensor_layout.hpp"
 #include "models/model.hpp"
+#include "power/power_draw.hpp"
 #include "roofline/efficiency.hpp"
 #include "types/backend.hpp"
 #include "types/deployment.hpp"
@@ -50,8 +51,14 @@ struct PreparedDevice {
   // with a peak, or a format the backend does not run).
   const roofline::Efficiency* efficiency(Backend backend, WeightFormat weights) const;
   Range attention_fraction(Backend backend, TensorType kv, roofline::AttentionPhase phase) const;
+  // The device's power on `backend` (docs/power.md); nullptr when nothing covers it, and then
+  // power_gap says why.
+  const power::PowerDraw* power(Backend backend) const;
+  const std::string& power_gap(Backend backend) const;
 
  private:
+  std::array<std::optional<power::PowerDraw>, k_backends> m_power;
+  std::array<std::string, k_backends> m_power_gap;
   std::array<std::array<std::optional<roofline::Efficiency>, k_weight_formats>, k_backends> m_efficiency;
   // [backend][KV format in kv_formats() order][phase]
   std::array<std::array<std::array<Range, k_attention_phases>, k_kv_format_count>, k_backends> m_attention{};  // [backend][kv][phase]

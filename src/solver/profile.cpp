@@ -10,7 +10,7 @@
 namespace trilemma::solver {
 namespace {
 
-const std::vector<std::string> k_metrics = {"decode_tok_s", "ttft_ms", "memory_gib", "loss_points"};
+const std::vector<std::string> k_metrics = {"decode_tok_s", "ttft_ms", "memory_gib", "loss_points", "joules_per_token"};
 
 }  // namespace
 
@@ -25,12 +25,14 @@ Result<Profile> parse_profile(const std::string& text, const std::string& file, 
   p.id = root.id("id", expected_id);
   p.name = root.string("name");
   p.use_cases = root.string("use_cases");
-  p.keeps = root.choice("keeps", {"latency", "memory", "accuracy"});
+  p.keeps = root.choice("keeps", {"latency", "memory", "accuracy", "battery"});
   auto c = root.map("constraints");
   p.constraints.max_ttft_ms = c.optional_positive("max_ttft_ms");
   p.constraints.min_decode_tok_s = c.optional_positive("min_decode_tok_s");
   p.constraints.max_memory_gib = c.optional_positive("max_memory_gib");
   p.constraints.max_loss_points = c.optional_positive("max_loss_points");
+  p.constraints.max_joules_per_token = c.optional_positive("max_joules_per_token");
+  p.constraints.max_power_w = c.optional_positive("max_power_w");
   if (c.has("allowed_weights")) {
     p.constraints.allowed_weights = c.string_list("allowed_weights");
     for (const auto& w : p.constraints.allowed_weights)
@@ -65,6 +67,7 @@ Result<Profile> parse_profile(const std::string& text, const std::string& file, 
   auto d = root.map("defaults");
   p.default_context = d.count("context");
   p.default_prompt = d.count("prompt");
+  p.sustained_minutes = d.optional_positive("sustained_minutes");
   d.finish();
   if (!ctx.failed() && (p.default_context == 0 || p.default_prompt == 0))
     ctx.fail(doc["defaults"], "defaults", "context and prompt must be > 0");
@@ -91,7 +94,7 @@ Result<Profile> resolve_profile(const std::string& arg) {
   for (const auto& f : io::embedded_yaml_in("profiles"))
     if (std::filesystem::path(std::string(f.path)).stem() == arg)
       return parse_profile(std::string(f.content), std::string(f.path), arg);
-  return make_error(ErrorKind::usage, "--scenario", "", "unknown scenario '" + arg + "' (expected latency, memory, accuracy or a profile .yaml)");
+  return make_error(ErrorKind::usage, "--scenario", "", "unknown scenario '" + arg + "' (expected latency, memory, accuracy, battery or a profile .yaml)");
 }
 
 }  // namespace trilemma::solver

@@ -10,7 +10,7 @@
 
 namespace trilemma::solver {
 
-enum class Metric { decode_tok_s, ttft_ms, memory_gib, loss_points };
+enum class Metric { decode_tok_s, ttft_ms, memory_gib, loss_points, joules_per_token };
 std::string metric_name(Metric m);
 
 struct Objective {
@@ -25,6 +25,8 @@ struct Constraints {
   std::optional<double> min_decode_tok_s;
   std::optional<double> max_memory_gib;
   std::optional<double> max_loss_points;
+  std::optional<double> max_joules_per_token;  // per generated token (docs/power.md)
+  std::optional<double> max_power_w;           // the device's draw in either phase
   std::vector<std::string> allowed_weights;  // empty = any
   std::vector<std::string> allowed_kv;       // empty = any
 };
@@ -33,11 +35,12 @@ struct Profile {
   std::string id;
   std::string name;
   std::string use_cases;
-  std::string keeps;  // latency | memory | accuracy
+  std::string keeps;  // latency | memory | accuracy | battery
   Constraints constraints;
   std::vector<Objective> objective;
   std::uint32_t default_context = 4096;
   std::uint32_t default_prompt = 256;
+  std::optional<double> sustained_minutes;  // plan for the speed held after this long (docs/power.md)
   std::string origin;
 };
 

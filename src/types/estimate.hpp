@@ -1,5 +1,6 @@
 // What the planner predicts for one configuration, with ranges and the basis of each figure.
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -48,10 +49,22 @@ struct AccuracyEstimate {
   Range points;          // benchmark points lost (MMLU-like scale, 0-100)
 };
 
+// What a plan costs in energy (docs/power.md). `known` is false when no power figure covers the
+// device and backend; `basis` then says why.
+struct EnergyEstimate {
+  bool known = false;
+  Range decode_w, prefill_w;       // the device's draw in each phase
+  Range joules_per_token;          // per generated token, at the end of the context
+  Range joules_per_prompt_token;   // per prompt token, during prefill
+  std::optional<Range> battery_pct_per_1k_tokens;  // devices with a battery figure
+  std::string basis;
+};
+
 struct Estimate {
   MemoryEstimate memory;
   LatencyEstimate latency;
   AccuracyEstimate accuracy;
+  EnergyEstimate energy;
   std::vector<std::string> basis;  // which figures and factors produced the estimate
 };
 

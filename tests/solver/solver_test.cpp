@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include "catalog_fixture.hpp"
 #include "devices/device_db.hpp"
 #include "models/catalog.hpp"
 #include "solver/plan_document.hpp"
@@ -9,15 +10,7 @@ using namespace trilemma;
 
 namespace {
 
-struct Fixture {
-  std::vector<models::Model> catalog = models::builtin_models().value();
-  const models::Model& model(const std::string& id) {
-    for (const auto& m : catalog)
-      if (m.id == id) return m;
-    FAIL("no model " << id);
-    return catalog.front();
-  }
-};
+using Fixture = testing::CatalogFixture;
 
 Result<solver::PlanResult> plan_for(Fixture& f, const std::string& model, const devices::Device& device,
                                     const std::string& scenario, solver::Pins pins = {}) {
@@ -32,10 +25,10 @@ Result<solver::PlanResult> plan_for(Fixture& f, const std::string& model, const 
 
 }  // namespace
 
-TEST_CASE("solver::profiles: the three scenarios load", "[solver]") {
+TEST_CASE("solver::profiles: the four scenarios load", "[solver]") {
   auto all = solver::builtin_profiles();
   REQUIRE(all.ok());
-  REQUIRE(all->size() == 3);
+  REQUIRE(all->size() == 4);
   CHECK_FALSE(solver::resolve_profile("fastest").ok());
 }
 
