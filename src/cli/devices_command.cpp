@@ -89,6 +89,22 @@ json peaks_json(const devices::Device& d) {
   return out;
 }
 
+json range_json(const Range& r) { return {{"low", r.low}, {"mid", r.mid}, {"high", r.high}}; }
+
+// power.llm_w as {backend: {decode, prefill}} (a phase without a measurement is null).
+json llm_power_json(const devices::Device& d) {
+  json out = json::object();
+  for (const auto& m : d.measured_power)
+    out[m.backend] = {{"decode", m.decode_w ? range_json(*m.decode_w) : json()}, {"prefill", m.prefill_w ? range_json(*m.prefill_w) : json()}};
+  return out;
+}
+
+json sustained_json(const devices::Device& d) {
+  json out = json::array();
+  for (const auto& s : d.sustained) out.push_back({{"minutes", s.minutes}, {"fraction", range_json(s.fraction)}});
+  return out;
+}
+
 json device_json(const devices::Device& d) {
   const json calibration = d.calibration ? calibration_json(*d.calibration) : json();  // null unless fitted
   json clusters = json::array();
@@ -107,7 +123,8 @@ json device_json(const devices::Device& d) {
           {"peak_bandwidth_gbps", d.peak_bandwidth_gbps}, {"bandwidth_basis", d.bandwidth_basis},
           {"cpu_read_gbps", optional_json(d.cpu_read_gbps)},
           {"cpu_read_kind", d.cpu_read_kind ? json(std::string(info(*d.cpu_read_kind).name)) : json()},
-          {"tdp_w", d.tdp_w ? json(*d.tdp_w) : json()}, {"isa", d.isa}, {"clusters", clusters},
+          {"tdp_w", d.tdp_w ? json(*d.tdp_w) : json()}, {"battery_wh", optional_json(d.battery_wh)},
+          {"llm_w", llm_power_json(d)}, {"sustained", sustained_json(d)}, {"isa", d.isa}, {"clusters", clusters},
           {"cpu_peak_gflops", d.cpu_peak_gflops()}, {"features", d.cpu_features}, {"backends", d.backends},
           {"gpu", d.gpu_name}, {"gpu_fp32_tflops", d.gpu_fp32_tflops ? json(*d.gpu_fp32_tflops) : json()},
           {"gpu_fp16_tflops", optional_json(d.gpu_fp16_tflops)}, {"gpu_fp16_tensor_tflops", optional_json(d.gpu_fp16_tensor_tflops)},
@@ -135,6 +152,18 @@ int list(bool as_json) {
               << pad(fixed(devices::usable_memory_gib(d), 1), 8) << pad(fixed(d.peak_bandwidth_gbps, 1), 8) << d.name << "\n";
   std::cout << all->size() << " devices (plus `host`, this machine)\n";
   return k_exit_ok;
+}
+
+// What docs/power.md reads: the envelope, the battery, measured draw under LLM load, throttling.
+void print_power(const devices::Device& d) {
+  auto watts = [](const Range& r) { return r.low == r.high ? fixed(r.mid, 1) + " W" : fixed(r.low, 1) + "-" + fixed(r.high, 1) + " W"; };
+  if (d.tdp_w) std::cout << "  power      " << fixed(*d.tdp_w, 0) << " W " << d.power_envelope << "\n";
+  if (d.battery_wh) std::cout << "  battery    " << fixed(*d.battery_wh, 2) << " Wh (the reference device's)\n";
+  for (const auto& m : d.measured_power)
+    std::cout << "  llm power  " << m.backend << ": " << (m.decode_w ? "decode " + watts(*m.decode_w) + " " : "")
+              << (m.prefill_w ? "prefill " + watts(*m.prefill_w) : "") << " (measured)\n";
+  for (const auto& s : d.sustained)
+    std::cout << "  sustained  x" << fixed(s.fraction.mid, 2) << " of peak speed after " << fixed(s.minutes, 0) << " min (measured)\n";
 }
 
 // Memory, bandwidth, cores, accelerators and peaks: what the roofline reads.
@@ -189,7 +218,7 @@ int show(const std::string& id, bool as_json) {
   print_hardware(*d);
   if (d->probe) print_probe(*d, *d->probe);
   if (d->calibration) print_calibration(*d->calibration);
-  if (d->tdp_w) std::cout << "  power      " << fixed(*d->tdp_w, 0) << " W " << d->power_envelope << "\n";
+  print_power(*d);
   std::cout << "  backends   ";
   for (const auto& b : d->backends) std::cout << b << " ";
   std::cout << "\n  sources\n";
@@ -214,8 +243,7 @@ int validate(const std::vector<std::string>& paths, bool as_json) {
     std::vector<std::filesystem::path> files;
     if (std::filesystem::is_directory(p)) {
       for (const auto& e : std::filesystem::directory_iterator(p))
-        if (e.path().extension() == ".yaml" && e.path().stem() != "classes" && e.path().stem() != "derating" &&
-            e.path().stem() != "cores" && e.path().stem() != "fitted")
+        if (e.path().extension() == ".yaml" && !devices::is_shared_table(e.path().stem().string()))
           files.push_back(e.path());
     } else {
       files.push_back(p);

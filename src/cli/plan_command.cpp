@@ -111,7 +111,7 @@ Result<solver::Pins> pins_from(const PlanFlags& f) {
 void print_candidate_line(std::ostream& out, const solver::Candidate& c) {
   out << "    " << pad(fixed(c.tok_s(), 1) + " tok/s", 13) << pad(fixed(c.ttft_ms(), 0) + " ms", 10)
             << pad(fixed(c.memory_gib(), 2) + " GiB", 11) << pad("-" + fixed(c.loss_points(), 1) + " pts", 11)
-            << describe(c.config) << "\n";
+            << pad(c.estimate.energy.known ? fixed(c.joules_per_token(), 3) + " J/t" : "- J/t", 11) << describe(c.config) << "\n";
 }
 
 // Energy per generated and prompt token, the draw behind it, and the battery share where known.
@@ -177,7 +177,7 @@ void print_infeasible(std::ostream& out, const solver::PlanResult& r) {
 
 // The Pareto front's rows, spread from the fastest to the most accurate.
 void print_front(std::ostream& out, const solver::PlanResult& r, std::size_t front_rows) {
-  out << "\nPareto front (decode tok/s, memory, quality loss; " << r.front.size() << " plans";
+  out << "\nPareto front (decode tok/s, memory, quality loss; J per token shown; " << r.front.size() << " plans";
   if (r.front.size() > front_rows) out << ", " << front_rows << " shown, --front N for more";
   out << "):\n";
   for (std::size_t i = 0; i < std::min(front_rows, r.front.size()); ++i) {

@@ -65,6 +65,20 @@ void print_paths(std::ostream& out, const solver::Requirements& r) {
   }
 }
 
+// Device RAM per class for each format the limits leave (f16 KV rows; q8_0 is a little less).
+void print_ram(std::ostream& out, const solver::Requirements& r) {
+  if (r.needs.empty()) return;
+  out << "\ndevice RAM needed (runtime and OS reserve included; kv " << info(r.needs.front().kv).name << "):\n  " << pad("weights", 16);
+  for (const auto& [device_class, gib] : r.needs.front().ram_gib_by_class) out << pad(device_class, 9);
+  out << "\n";
+  for (const auto& n : r.needs) {
+    if (n.kv != r.needs.front().kv || !n.excluded.empty()) continue;
+    out << "  " << pad(std::string(info(n.weights).name), 16);
+    for (const auto& [device_class, gib] : n.ram_gib_by_class) out << pad(fixed(gib, 1), 9);
+    out << "\n";
+  }
+}
+
 void print_needs(std::ostream& out, const solver::Requirements& r) {
   out << "\nwhat a target needs (effective: what the engine must reach; peak: effective / the path's mid derating):\n"
       << "  " << pad("weights", 16) << pad("kv", 6) << pad("read/token", 12) << pad("bandwidth", 12) << pad("decode", 10)
@@ -82,6 +96,7 @@ void print_needs(std::ostream& out, const solver::Requirements& r) {
     out << "\n";
   }
   print_paths(out, r);
+  print_ram(out, r);
 }
 
 void print_devices(std::ostream& out, const solver::Requirements& r, bool all) {
@@ -116,13 +131,15 @@ nlohmann::json to_json(const solver::Requirements& r, const models::Model& m, co
   using nlohmann::json;
   json needs = json::array();
   for (const auto& n : r.needs) {
+    json ram = json::object();
+    for (const auto& [device_class, gib] : n.ram_gib_by_class) ram[device_class] = gib;
     json paths = json::array();
     for (const auto& x : n.paths)
       paths.push_back({{"path", info(x.path).name}, {"backend", info(x.backend).name}, {"compute_fraction", x.compute_fraction},
                        {"peak_gops", x.peak_gops}});
     needs.push_back({{"weights", info(n.weights).name}, {"kv", info(n.kv).name}, {"bytes_per_token", n.bytes_per_token},
                      {"bandwidth_gbps", n.bandwidth_gbps}, {"decode_gops", n.decode_gops}, {"prefill_gops", n.prefill_gops},
-                     {"prefill_paths", paths}, {"memory_gib", n.memory_gib}, {"loss_points", n.loss_points}, {"excluded", n.excluded}});
+                     {"prefill_paths", paths}, {"memory_gib", n.memory_gib}, {"ram_gib_by_class", ram}, {"loss_points", n.loss_points}, {"excluded", n.excluded}});
   }
   json devices = json::array();
   for (const auto& v : r.devices) {

@@ -21,10 +21,6 @@ std::string stem_of(std::string_view path) {
   return std::filesystem::path(std::string(path)).stem().string();
 }
 
-// devices/ also holds the shared tables, which are not devices.
-bool is_table(const std::string& stem) {
-  return stem == "classes" || stem == "derating" || stem == "cores" || stem == "fitted" || stem == "power";
-}
 
 // A built-in device with its fitted calibration, unless its file has one.
 Result<Device> builtin(const io::EmbeddedFile& f, const std::string& id) {
@@ -52,11 +48,15 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
 
 }  // namespace
 
+bool is_shared_table(const std::string& stem) {
+  return stem == "classes" || stem == "derating" || stem == "cores" || stem == "fitted" || stem == "power";
+}
+
 Result<std::vector<Device>> builtin_devices() {
   std::vector<Device> out;
   for (const auto& f : io::embedded_yaml_in("devices")) {
     const std::string stem = stem_of(f.path);
-    if (is_table(stem)) continue;
+    if (is_shared_table(stem)) continue;
     TRILEMMA_TRY(d, builtin(f, stem));
     out.push_back(std::move(d));
   }
@@ -95,13 +95,13 @@ Result<Device> resolve_device(const std::string& id_or_path) {
     return parse_device(text, id_or_path, "");
   }
   for (const auto& f : io::embedded_yaml_in("devices")) {
-    if (stem_of(f.path) == id_or_path && !is_table(id_or_path)) return builtin(f, id_or_path);
+    if (stem_of(f.path) == id_or_path && !is_shared_table(id_or_path)) return builtin(f, id_or_path);
   }
   // Unknown id: suggest the closest ones.
   std::vector<std::pair<std::size_t, std::string>> near;
   for (const auto& f : io::embedded_yaml_in("devices")) {
     const std::string stem = stem_of(f.path);
-    if (is_table(stem)) continue;
+    if (is_shared_table(stem)) continue;
     std::size_t dist = edit_distance(id_or_path, stem);
     if (stem.find(id_or_path) != std::string::npos) dist = std::min<std::size_t>(dist, 1);
     near.emplace_back(dist, stem);

@@ -10,6 +10,10 @@
 
 namespace trilemma::devices {
 
+// devices/ also holds the shared tables (classes, cores, derating, fitted, power), which are
+// not devices: true for such a file's stem.
+bool is_shared_table(const std::string& stem);
+
 // Every built-in device, sorted by id. The first invalid file is an error.
 Result<std::vector<Device>> builtin_devices();
 

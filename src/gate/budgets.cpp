@@ -2,7 +2,8 @@
 //   version: 1
 //   budgets:
 //     - {name, device, scenario, context, prompt?, ram_gib?,
-//        limits: {min_decode_tok_s?, max_ttft_ms?, max_memory_gib?, max_loss_points?, max_kld?},
+//        limits: {min_decode_tok_s?, max_ttft_ms?, max_memory_gib?, max_loss_points?, max_kld?,
+//                 max_joules_per_token?},
 //        weights?: {min_bits?, max_bits?, allowed?: [format...]}}
 #include "gate/budgets.hpp"
 
@@ -22,11 +23,12 @@ void read_limits(io::FieldReader r, Limits& l) {
   l.max_memory_gib = r.optional_positive("max_memory_gib");
   l.max_loss_points = r.optional_positive("max_loss_points");
   l.max_kld = r.optional_positive("max_kld");
+  l.max_joules_per_token = r.optional_positive("max_joules_per_token");
   r.finish();  // a misspelt limit is reported as such, not as "names no limit"
   if (!r.context().failed() && !l.min_decode_tok_s && !l.max_ttft_ms && !l.max_memory_gib && !l.max_loss_points &&
-      !l.max_kld)
+      !l.max_kld && !l.max_joules_per_token)
     r.context().fail(r.node(), r.path(),
-                     "names no limit (min_decode_tok_s, max_ttft_ms, max_memory_gib, max_loss_points, max_kld)");
+                     "names no limit (min_decode_tok_s, max_ttft_ms, max_memory_gib, max_loss_points, max_kld, max_joules_per_token)");
 }
 
 void read_weights(io::FieldReader r, Budget& b) {

@@ -23,6 +23,7 @@ struct Limits {
   std::optional<double> max_memory_gib;
   std::optional<double> max_loss_points;
   std::optional<double> max_kld;
+  std::optional<double> max_joules_per_token;  // per generated token (docs/power.md)
 };
 
 // Weight formats a release may ship in: bits per weight of the bulk tensor type, and/or a list.

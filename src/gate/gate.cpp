@@ -21,6 +21,7 @@ constexpr std::array k_figures = {
     FigureInfo{Figure::memory_gib, "memory_gib", "GiB", "max_memory_gib", false, 2, 0.005},
     FigureInfo{Figure::loss_points, "loss_points", "points", "max_loss_points", false, 2, 0.05},
     FigureInfo{Figure::kld, "kld", "", "max_kld", false, 4, 0.0005},
+    FigureInfo{Figure::joules_per_token, "joules_per_token", "J/token", "max_joules_per_token", false, 3, 0.0005},
 };
 static_assert(k_figures.size() == static_cast<std::size_t>(Figure::count), "one row per Figure");
 static_assert(rows_in_enum_order(k_figures, &FigureInfo::figure), "figure table must list figures in enum order");
@@ -33,6 +34,7 @@ std::string num(double v, int digits) {
 
 std::string with_unit(Figure f, double v) {
   const auto& i = info(f);
+  if (!std::isfinite(v)) return "unknown";  // energy without a power figure for the device
   return num(v, i.digits) + (i.unit.empty() ? "" : " " + std::string(i.unit));
 }
 
@@ -43,6 +45,7 @@ Figures figures_of(const solver::Candidate& c) {
   f[Figure::memory_gib] = c.memory_gib();
   f[Figure::loss_points] = c.loss_points();
   f[Figure::kld] = c.estimate.accuracy.kld.mid;
+  f[Figure::joules_per_token] = c.joules_per_token();  // +infinity without a power figure: fails a limit
   return f;
 }
 
@@ -53,6 +56,7 @@ std::optional<double> limit_of(const Limits& l, Figure f) {
     case Figure::memory_gib: return l.max_memory_gib;
     case Figure::loss_points: return l.max_loss_points;
     case Figure::kld: return l.max_kld;
+    case Figure::joules_per_token: return l.max_joules_per_token;
     case Figure::count: break;
   }
   return std::nullopt;
@@ -183,6 +187,7 @@ Result<Outcome> evaluate(const models::Model& model, const Budget& budget, const
   req.budgets.max_ttft_ms = budget.limits.max_ttft_ms;
   req.budgets.max_memory_gib = budget.limits.max_memory_gib;
   req.budgets.max_loss_points = budget.limits.max_loss_points;
+  req.budgets.max_joules_per_token = budget.limits.max_joules_per_token;
   req.budgets.allowed_weights = allowed;
   req.catalog = &catalog;
   if (engine_formats_only) req.pins.imatrix = false;  // the engine's quantizers take no importance matrix
@@ -264,8 +269,8 @@ Status compare_with_baseline(Report& report, const std::string& text, const std:
       return bad(at + ".figures", "expected an object or null");
     for (const auto& fi : k_figures)
       if (row.contains("figures") && row["figures"].is_object() && row["figures"].contains(fi.name) &&
-          !row["figures"][std::string(fi.name)].is_number())
-        return bad(at + ".figures." + std::string(fi.name), "expected a number");
+          !row["figures"][std::string(fi.name)].is_number() && !row["figures"][std::string(fi.name)].is_null())
+        return bad(at + ".figures." + std::string(fi.name), "expected a number or null");
   }
   for (auto& o : report.outcomes) {
     const json* base = nullptr;
@@ -277,7 +282,8 @@ Status compare_with_baseline(Report& report, const std::string& text, const std:
     if (!o.has_plan || !base->contains("figures") || !(*base)["figures"].is_object()) continue;
     const auto& bf = (*base)["figures"];
     for (const auto& fi : k_figures) {
-      if (!bf.contains(fi.name)) continue;
+      // null: a figure the baseline run could not compute (energy without a power figure).
+      if (!bf.contains(fi.name) || bf[std::string(fi.name)].is_null()) continue;
       const double b = bf[std::string(fi.name)].get<double>();
       const double v = o.figures[fi.figure];
       const double worse = fi.higher_is_better ? b - v : v - b;

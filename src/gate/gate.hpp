@@ -21,7 +21,7 @@
 namespace trilemma::gate {
 
 // The figures a budget limits. Append at the end: names are persisted in gate reports.
-enum class Figure : std::uint8_t { decode_tok_s, ttft_ms, memory_gib, loss_points, kld, count };
+enum class Figure : std::uint8_t { decode_tok_s, ttft_ms, memory_gib, loss_points, kld, joules_per_token, count };
 
 struct FigureInfo {
   Figure figure;

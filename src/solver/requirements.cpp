@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "accuracy/accuracy_model.hpp"
+#include "devices/device_db.hpp"
 #include "memory/memory_model.hpp"
 #include "roofline/derating_tables.hpp"
 
@@ -38,6 +39,18 @@ std::vector<PathNeed> path_needs(WeightFormat weights, double effective_gops, co
       if (it == out.end()) out.push_back(need);
       else if (f > it->compute_fraction) *it = need;  // the backend that gets the most out of the path
     }
+  }
+  return out;
+}
+
+// Device RAM per class for `memory_gib` of weights, KV and scratch.
+std::vector<std::pair<std::string, double>> ram_by_class(double memory_gib, const roofline::DeratingTables& tables,
+                                                         const std::vector<devices::ClassDefaults>& classes) {
+  std::vector<std::pair<std::string, double>> out;
+  const auto* cpu = tables.find(Backend::cpu);
+  for (const auto& c : classes) {
+    const double runtime_gib = cpu ? cpu->runtime(c.device_class) / 1024.0 : 0;
+    out.emplace_back(c.device_class, (memory_gib + runtime_gib) / (1.0 - c.os_reserve_fraction));
   }
   return out;
 }
@@ -159,6 +172,7 @@ Result<Requirements> requirements(const RequirementsRequest& req) {
   out.context = window.context;
   out.prompt = window.prompt;
   TRILEMMA_TRY(tables, roofline::derating_tables());
+  TRILEMMA_TRY(classes, devices::class_table());
   const PreparedModel pm = PreparedModel::prepare(model);
   const auto& k = out.limits;
   auto listed = [](const std::vector<std::string>& list, std::string_view name) {
@@ -175,6 +189,7 @@ Result<Requirements> requirements(const RequirementsRequest& req) {
       c.imatrix = accuracy::imatrix_required(row.format) || (accuracy::imatrix_helps(row.format) && accuracy::imatrix_applies(row.format));
       FormatNeed n = format_need(pm, c, k.min_decode_tok_s.value_or(0), k.max_ttft_ms.value_or(0));
       n.paths = path_needs(row.format, n.prefill_gops, *tables);
+      n.ram_gib_by_class = ram_by_class(n.memory_gib, *tables, *classes);
       if (k.max_loss_points && n.loss_points > *k.max_loss_points) n.excluded.push_back("max_loss_points");
       if (k.max_memory_gib && n.memory_gib > *k.max_memory_gib) n.excluded.push_back("max_memory_gib");
       if (!listed(k.allowed_weights, row.name)) n.excluded.push_back("allowed_weights");

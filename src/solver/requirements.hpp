@@ -31,6 +31,9 @@ struct FormatNeed {
   double prefill_gops = 0;          // effective compute for the prompt within max_ttft_ms (0 without one)
   std::vector<PathNeed> paths;      // prefill's peak need on each path that runs the format
   double memory_gib = 0;            // weights + KV + scratch, before runtime and OS reserve
+  // The RAM a device of each class needs: memory plus the CPU runtime's, over the share of RAM
+  // the class leaves to apps (devices/classes.yaml, devices/derating.yaml).
+  std::vector<std::pair<std::string, double>> ram_gib_by_class;
   double loss_points = 0;           // the accuracy model's mid
   std::vector<std::string> excluded;  // the limits the format breaks on any device ("max_loss_points")
 };

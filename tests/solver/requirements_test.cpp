@@ -94,7 +94,14 @@ TEST_CASE("requirements: each device qualifies exactly when plan finds a feasibl
   CHECK(ranked);  // qualifying devices come first
   CHECK(qualifying > 0);
   CHECK(qualifying < devices.size());
-  // Per weight format and KV family; iq2_xs loses more than the latency profile's 15 points.
+  // Device RAM: the memory plus the CPU runtime, over the share the class leaves to apps.
+  const auto classes = devices::class_table().value();
+  for (const auto& n : r->needs) {
+    REQUIRE(n.ram_gib_by_class.size() == classes->size());
+    for (std::size_t i = 0; i < classes->size(); ++i)
+      CHECK(n.ram_gib_by_class[i].second * (1 - (*classes)[i].os_reserve_fraction) > n.memory_gib);
+  }
+  // Per weight format and KV family.
   CHECK(r->needs.size() == 2 * (weight_formats().size() - 0) - 2 * std::count_if(weight_formats().begin(), weight_formats().end(),
                                                                                  [](const auto& w) { return w.pinned_only; }));
 }
