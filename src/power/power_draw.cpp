@@ -19,23 +19,33 @@ struct Phase {
   std::string basis;
 };
 
+// Where each phase's figure lives: in the device file's measurement and in the class row.
+struct PhaseFields {
+  const char* name;
+  std::optional<Range> devices::MeasuredPower::*measured;
+  std::optional<Range> ClassPower::*tdp_fraction;
+  std::optional<Range> ClassPower::*watts;
+};
+constexpr PhaseFields k_decode{"decode", &devices::MeasuredPower::decode_w, &ClassPower::decode_tdp_fraction, &ClassPower::decode_w};
+constexpr PhaseFields k_prefill{"prefill", &devices::MeasuredPower::prefill_w, &ClassPower::prefill_tdp_fraction,
+                                &ClassPower::prefill_w};
+
 // One phase: the file's measurement on this backend, else the class's fraction of the file's
 // TDP, else the class's absolute figure.
-Phase phase_draw(const devices::Device& d, const devices::MeasuredPower* measured, const ClassPower* prior,
-                 std::optional<Range> devices::MeasuredPower::*measured_phase, std::optional<Range> ClassPower::*tdp_fraction,
-                 std::optional<Range> ClassPower::*absolute, const char* name) {
-  if (measured && measured->*measured_phase)
-    return {measured->*measured_phase, std::string(name) + " " + watts(*(measured->*measured_phase)) + " measured on " + d.id +
-                                           " (" + measured->backend + "; sources in its file)"};
+Phase phase_draw(const devices::Device& d, const devices::MeasuredPower* measured, const ClassPower* prior, const PhaseFields& f) {
+  const std::string name = f.name;
+  if (measured && measured->*f.measured)
+    return {measured->*f.measured,
+            name + " " + watts(*(measured->*f.measured)) + " measured on " + d.id + " (" + measured->backend + "; sources in its file)"};
   if (!prior) return {};
-  if (d.tdp_w && prior->*tdp_fraction) {
-    const Range w = times(*(prior->*tdp_fraction), *d.tdp_w);
-    return {w, std::string(name) + " " + watts(w) + " = TDP " + watts(Range::exact(*d.tdp_w)) + " x the " + d.device_class +
+  if (d.tdp_w && prior->*f.tdp_fraction) {
+    const Range w = times(*(prior->*f.tdp_fraction), *d.tdp_w);
+    return {w, name + " " + watts(w) + " = TDP " + watts(Range::exact(*d.tdp_w)) + " x the " + d.device_class +
                    " prior (devices/power.yaml " + d.device_class + "." + name + "_tdp_fraction)"};
   }
-  if (prior->*absolute)
-    return {prior->*absolute, std::string(name) + " " + watts(*(prior->*absolute)) + ": the " + d.device_class +
-                                  " prior (devices/power.yaml " + d.device_class + "." + name + "_w)"};
+  if (prior->*f.watts)
+    return {prior->*f.watts,
+            name + " " + watts(*(prior->*f.watts)) + ": the " + d.device_class + " prior (devices/power.yaml " + d.device_class + "." + name + "_w)"};
   return {};
 }
 
@@ -47,10 +57,8 @@ std::optional<PowerDraw> power_draw(const devices::Device& d, Backend backend, c
     if (backend_from_name(m.backend) == backend) measured = &m;
   const ClassPower* prior_row = tables.find(d.device_class);
   const ClassPower* prior = prior_row && prior_row->covers(backend) ? prior_row : nullptr;
-  Phase decode = phase_draw(d, measured, prior, &devices::MeasuredPower::decode_w, &ClassPower::decode_tdp_fraction,
-                            &ClassPower::decode_w, "decode");
-  Phase prefill = phase_draw(d, measured, prior, &devices::MeasuredPower::prefill_w, &ClassPower::prefill_tdp_fraction,
-                             &ClassPower::prefill_w, "prefill");
+  Phase decode = phase_draw(d, measured, prior, k_decode);
+  Phase prefill = phase_draw(d, measured, prior, k_prefill);
   // A measurement of one phase stands for the other where nothing else covers it.
   if (!prefill.watts && decode.watts) prefill = {decode.watts, "prefill as decode (no other figure)"};
   if (!decode.watts && prefill.watts) decode = {prefill.watts, "decode as prefill (no other figure)"};
