@@ -163,7 +163,9 @@ void print_power(const devices::Device& d) {
     std::cout << "  llm power  " << m.backend << ": " << (m.decode_w ? "decode " + watts(*m.decode_w) + " " : "")
               << (m.prefill_w ? "prefill " + watts(*m.prefill_w) : "") << " (measured)\n";
   for (const auto& s : d.sustained)
-    std::cout << "  sustained  x" << fixed(s.fraction.mid, 2) << " of peak speed after " << fixed(s.minutes, 0) << " min (measured)\n";
+    std::cout << "  sustained  x" << fixed(s.fraction.mid, 2)
+              << (s.fraction.low < s.fraction.high ? " (" + fixed(s.fraction.low, 2) + "-" + fixed(s.fraction.high, 2) + ")" : std::string())
+              << " of peak speed after " << fixed(s.minutes, 0) << " min (measured)\n";
 }
 
 // Memory, bandwidth, cores, accelerators and peaks: what the roofline reads.

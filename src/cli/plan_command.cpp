@@ -1,6 +1,7 @@
 // `trilemma plan --model M --device D [--scenario S] [--context N] [budgets] [pins] [--json]`
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <deque>
 #include <iostream>
 #include <sstream>
@@ -129,6 +130,13 @@ void print_energy(std::ostream& out, const EnergyEstimate& e) {
   out << "\n";
 }
 
+// The share of peak speed the plan is computed at (the mid of the device's or class's range).
+void print_sustained(std::ostream& out, const power::Sustained& s) {
+  const auto& f = s.fraction;
+  out << "  sustained  x" << fixed(f.mid, 2) << " of peak speed"
+      << (f.low < f.high ? " (the mid of " + fixed(f.low, 2) + "-" + fixed(f.high, 2) + ")" : std::string()) << ": " << s.basis << "\n";
+}
+
 // The chosen plan: each predicted figure with its range, what it gives up, its basis, the runners-up.
 void print_chosen(std::ostream& out, const solver::PlanResult& r, const solver::Profile& p) {
   const auto& c = *r.chosen;
@@ -149,8 +157,7 @@ void print_chosen(std::ostream& out, const solver::PlanResult& r, const solver::
             << fixed(e.accuracy.points.high) << "), KLD " << fixed(e.accuracy.kld.mid, 4) << ", PPL +"
             << fixed(e.accuracy.ppl_delta_pct.mid, 2) << "%\n";
   print_energy(out, e.energy);
-  if (r.sustained) out << "  sustained  x" << fixed(r.sustained->fraction.mid, 2) << " of peak speed (" << fixed(r.sustained->fraction.low, 2) << "-"
-                       << fixed(r.sustained->fraction.high, 2) << "): " << r.sustained->basis << "\n";
+  if (r.sustained) print_sustained(out, *r.sustained);
   if (c.config.speculative.on())
     out << "  speculative acceptance " << fixed(e.latency.acceptance, 2) << " (prior), "
               << fixed(e.latency.tokens_per_pass, 2) << " tokens per target pass, speed-up x"
@@ -276,6 +283,11 @@ int run_plan(const PlanFlags& f) {
   req.pins = *pins, req.catalog = &*catalog;
   auto result = solver::plan(req);
   if (!result.ok()) return report_error(result.error());
+  const bool ranks_energy = std::any_of(profile->objective.begin(), profile->objective.end(),
+                                        [](const solver::Objective& o) { return o.metric == solver::Metric::joules_per_token; });
+  if (ranks_energy && result->chosen && !result->chosen->estimate.energy.known)
+    warn("the {} scenario ranks by energy, and no power figure covers {}: {}", profile->id, device->id,
+         result->chosen->estimate.energy.basis);
   const auto doc = solver::plan_to_json(*result, *model, *device, *profile);
   if (auto w = write_outputs(f, *emitter, doc, result->chosen.has_value()); !w.ok()) return report_error(w.error());
   if (auto w = write_pictures(f, *result, req); !w.ok()) return report_error(w.error());

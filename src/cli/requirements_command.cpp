@@ -80,13 +80,14 @@ void print_ram(std::ostream& out, const solver::Requirements& r) {
 }
 
 void print_needs(std::ostream& out, const solver::Requirements& r) {
-  out << "\nwhat a target needs (effective: what the engine must reach; peak: effective / the path's mid derating):\n"
+  out << "\nwhat a target needs (effective: what the engine must reach; - where no limit asks for it):\n"
       << "  " << pad("weights", 16) << pad("kv", 6) << pad("read/token", 12) << pad("bandwidth", 12) << pad("decode", 10)
       << pad("prefill", 10) << pad("memory", 11) << "loss\n";
   for (const auto& n : r.needs) {
     out << "  " << pad(std::string(info(n.weights).name), 16) << pad(std::string(info(n.kv).name), 6)
-        << pad(fixed(n.bytes_per_token / 1e9, 2) + " GB", 12) << pad(fixed(n.bandwidth_gbps, 0) + " GB/s", 12)
-        << pad(ops(n.decode_gops) + "OP/s", 10) << pad(ops(n.prefill_gops) + "OP/s", 10) << pad(fixed(n.memory_gib, 2) + " GiB", 11)
+        << pad(fixed(n.bytes_per_token / 1e9, 2) + " GB", 12) << pad(n.bandwidth_gbps > 0 ? fixed(n.bandwidth_gbps, 0) + " GB/s" : "-", 12)
+        << pad(n.decode_gops > 0 ? ops(n.decode_gops) + "OP/s" : "-", 10) << pad(n.prefill_gops > 0 ? ops(n.prefill_gops) + "OP/s" : "-", 10)
+        << pad(fixed(n.memory_gib, 2) + " GiB", 11)
         << "-" << fixed(n.loss_points) << " pts";
     if (!n.excluded.empty()) {
       out << "  (breaks ";

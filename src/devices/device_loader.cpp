@@ -84,12 +84,14 @@ void read_power(io::FieldReader p, Device& d) {
   }
   if (p.has("sustained"))
     for (auto s : p.map_list("sustained")) {
-    SustainedPoint point{s.positive("minutes"), s.range("fraction")};
-    if (!s.context().failed() && point.fraction.high > 1)
-      s.context().fail(s.node(), s.field("fraction"), "is a share of the first minute's speed: at most 1");
-    s.finish();
-    d.sustained.push_back(point);
-  }
+      SustainedPoint point{s.positive("minutes"), s.range("fraction")};
+      if (!s.context().failed() && point.fraction.high > 1)
+        s.context().fail(s.node(), s.field("fraction"), "is a share of the first minute's speed: at most 1");
+      if (!s.context().failed() && !d.sustained.empty() && point.minutes <= d.sustained.back().minutes)
+        s.context().fail(s.node(), s.field("minutes"), "points must be in ascending minutes");
+      s.finish();
+      d.sustained.push_back(point);
+    }
   p.finish();
 }
 

@@ -90,7 +90,7 @@ std::string check_text(const Check& c) {
   const auto& i = info(c.figure);
   const char* op = c.pass ? (i.higher_is_better ? " >= " : " <= ") : (i.higher_is_better ? " < " : " > ");
   return std::string(i.limit) + ": " + with_unit(c.figure, c.value) + op + with_unit(c.figure, c.limit) + " (margin " +
-         num(c.margin_pct, 1) + "%)";
+         (std::isfinite(c.margin_pct) ? num(c.margin_pct, 1) + "%" : std::string("unknown")) + ")";
 }
 
 Limiting limiting_of(const Check& c) {
@@ -292,7 +292,8 @@ Status compare_with_baseline(Report& report, const std::string& text, const std:
       if (pct <= report.margin_pct) continue;
       o.regressions.push_back({std::string(fi.name), b, v, pct,
                                std::string(fi.name) + " " + with_unit(fi.figure, b) + " -> " + with_unit(fi.figure, v) +
-                                   " (" + num(pct, 1) + "% worse, margin " + num(report.margin_pct, 1) + "%)"});
+                                   " (" + (std::isfinite(pct) ? num(pct, 1) + "% worse" : std::string("now unknown")) +
+                                   ", margin " + num(report.margin_pct, 1) + "%)"});
     }
   }
   return Ok{};

@@ -1,12 +1,15 @@
 #include "power/energy.hpp"
 
+#include <limits>
+
 namespace trilemma::power {
 namespace {
 
 // Joules per token of a phase drawing `w` watts at `tok_s` tokens per second (tok/s ranges run
 // slow to fast, so the high energy divides by the low speed).
 Range joules_per_token(const Range& w, const Range& tok_s) {
-  auto per = [](double watts, double rate) { return rate > 0 ? watts / rate : 0.0; };
+  // No speed: no token for any energy (it fails every energy limit).
+  auto per = [](double watts, double rate) { return rate > 0 ? watts / rate : std::numeric_limits<double>::infinity(); };
   return {per(w.low, tok_s.high), per(w.mid, tok_s.mid), per(w.high, tok_s.low)};
 }
 

@@ -69,7 +69,7 @@ std::string lack_of(const std::string& constraint, const Candidate& c, const Con
   }
   if (constraint == "max_ttft_ms" && k.max_ttft_ms)
     return "prefill compute: " + fmt(l.effective_compute_gflops * c.ttft_ms() / *k.max_ttft_ms, 0) + " GOP/s effective on " +
-           l.compute_path + " for a " + fmt(*k.max_ttft_ms, 0) + " ms first token, reaches " +
+           l.compute_path + " for a " + fmt(*k.max_ttft_ms, 0) + " ms first token here (its fixed costs included), reaches " +
            fmt(l.effective_compute_gflops, 0) + " (" + fmt(c.ttft_ms(), 0) + " ms)" + with;
   if (constraint == "device_memory")
     return "memory: needs " + fmt(c.memory_gib(), 2) + " GiB, " + fmt(c.estimate.memory.usable_bytes / k_gib, 2) + " GiB usable" + with;
@@ -83,10 +83,16 @@ void margins_of(DeviceVerdict& v, const Constraints& k) {
   const Candidate& c = *v.plan;
   std::vector<std::pair<double, std::string>> m;
   const double usable = c.estimate.memory.usable_bytes / k_gib;
-  m.push_back({usable / c.memory_gib(), "memory " + fmt(usable - c.memory_gib(), 2) + " GiB free"});
-  if (k.min_decode_tok_s) m.push_back({c.tok_s() / *k.min_decode_tok_s, "tok/s x" + fmt(c.tok_s() / *k.min_decode_tok_s, 2)});
-  if (k.max_ttft_ms) m.push_back({*k.max_ttft_ms / c.ttft_ms(), "TTFT x" + fmt(*k.max_ttft_ms / c.ttft_ms(), 2)});
-  if (k.max_memory_gib) m.push_back({*k.max_memory_gib / c.memory_gib(), "memory budget x" + fmt(*k.max_memory_gib / c.memory_gib(), 2)});
+  auto add = [&](double ratio, const std::string& what, const std::string& detail = "") {
+    m.push_back({ratio, what + " x" + fmt(ratio, 2) + detail});
+  };
+  add(usable / c.memory_gib(), "memory", " (" + fmt(usable - c.memory_gib(), 2) + " GiB free)");
+  if (k.min_decode_tok_s) add(c.tok_s() / *k.min_decode_tok_s, "tok/s");
+  if (k.max_ttft_ms) add(*k.max_ttft_ms / c.ttft_ms(), "TTFT");
+  if (k.max_memory_gib) add(*k.max_memory_gib / c.memory_gib(), "memory budget");
+  if (k.max_loss_points) add(*k.max_loss_points / std::max(c.loss_points(), 1e-3), "loss");
+  if (k.max_joules_per_token) add(*k.max_joules_per_token / c.joules_per_token(), "J/token");
+  if (k.max_power_w) add(*k.max_power_w / c.power_w(), "power");
   std::sort(m.begin(), m.end());
   v.margin = m.front().first;
   for (const auto& [ratio, text] : m) v.margins.push_back(text);

@@ -44,8 +44,25 @@ TEST_CASE("cli requirements: Llama-3.1-8B at 20 tok/s lists the devices plan fin
       CHECK(plan.code == 4);
     }
   }
+  // Hand-picked: a 1 TB/s card qualifies; a Raspberry Pi 5 (17 GB/s) cannot stream 8B weights 20 times a second.
+  CHECK(listed.count("rtx-4090"));
+  CHECK_FALSE(listed.count("raspberry-pi-5"));
   // Per weight format: the bandwidth a device must reach is 20 x the bytes one token reads.
   for (const auto& n : doc["needs"]) CHECK(n["bandwidth_gbps"].get<double>() == Approx(20 * n["bytes_per_token"].get<double>() / 1e9));
+}
+
+TEST_CASE("cli requirements: an energy limit is one of the margins, and the smallest margin ranks", "[cli][power]") {
+  const auto doc = nlohmann::json::parse(run("requirements -m llama-3.2-1b -s battery --max-joules-per-token 0.3 --json").out);
+  bool any = false;
+  for (const auto& d : doc["devices"]) {
+    if (d["status"] != "qualifies") continue;
+    any = true;
+    const double joules = d["plan"]["energy"]["joules_per_token"]["mid"];
+    INFO(d["id"].get<std::string>());
+    CHECK(joules <= 0.3);
+    CHECK(d["margin"].get<double>() <= 0.3 / joules + 1e-9);  // never more headroom than the energy limit leaves
+  }
+  CHECK(any);
 }
 
 TEST_CASE("cli requirements: text report, exit 4 when no device qualifies, bad input named", "[cli][power]") {

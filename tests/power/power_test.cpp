@@ -60,28 +60,40 @@ TEST_CASE("energy: J/token = W / (tok/s), the range pairs low power with high sp
   CHECK_FALSE(power::energy(draw, l, std::nullopt).battery_pct_per_1k_tokens);
 }
 
-TEST_CASE("power_draw: measured beats the TDP share, which beats the class figure; one phase stands for the other last", "[power]") {
+TEST_CASE("power_draw: measured beats the TDP share, which beats the class figure; a measured phase carries over", "[power]") {
   const auto t = tables();
   auto board = device("board");
   board.tdp_w = 12;
-  board.measured_power.push_back({"cpu", Range{11, 11.5, 12}, std::nullopt});
   std::string why;
-  auto p = power::power_draw(board, Backend::cpu, t, &why);
-  REQUIRE(p);
-  CHECK(p->decode_w.mid == Approx(11.5));               // measured
-  CHECK(p->prefill_w.low == Approx(12 * 0.9));           // TDP x prior
-  CHECK(p->prefill_w.high == Approx(12 * 1.15));
-  CHECK(p->basis.find("measured on test-board") != std::string::npos);
-  // Another backend of the same board: no measurement, the TDP share for both phases.
-  p = power::power_draw(board, Backend::vulkan, t, &why);
+  // No measurement: the TDP share, and without a TDP the class's watts.
+  auto p = power::power_draw(board, Backend::vulkan, t, &why);
   REQUIRE(p);
   CHECK(p->decode_w.low == Approx(12 * 0.85));
-  // Without a TDP: the class's watts.
+  CHECK(p->prefill_w.high == Approx(12 * 1.15));
   board.tdp_w.reset();
   p = power::power_draw(board, Backend::vulkan, t, &why);
   REQUIRE(p);
   CHECK(p->decode_w.mid == Approx(9));
   CHECK(p->prefill_w.mid == Approx(10));
+  // A measured decode on the CPU: used there, standing for the board's other backends, and carried
+  // to prefill by the class's prefill/decode ratio (TDP shares 1.0/1.0 here; watts 10/9 without them).
+  board.tdp_w = 12;
+  board.measured_power.push_back({"cpu", Range{11, 11.5, 12}, std::nullopt});
+  p = power::power_draw(board, Backend::cpu, t, &why);
+  REQUIRE(p);
+  CHECK(p->decode_w.mid == Approx(11.5));
+  CHECK(p->prefill_w.mid == Approx(11.5));
+  CHECK(p->basis.find("measured on test-board (cpu;") != std::string::npos);
+  CHECK(p->basis.find("prior's prefill/decode ratio") != std::string::npos);
+  p = power::power_draw(board, Backend::vulkan, t, &why);
+  REQUIRE(p);
+  CHECK(p->decode_w.mid == Approx(11.5));
+  CHECK(p->basis.find("standing for vulkan") != std::string::npos);
+  auto phone = device("phone");  // watts 6 (decode) and 10 (prefill): ratio 10/6
+  phone.measured_power.push_back({"metal", std::nullopt, Range::exact(20)});
+  p = power::power_draw(phone, Backend::metal, t, &why);
+  REQUIRE(p);
+  CHECK(p->decode_w.mid == Approx(20 * 6.0 / 10));
   // A class without figures: only the measured phase, standing for both.
   auto mcu = device("mcu");
   CHECK_FALSE(power::power_draw(mcu, Backend::cpu, t, &why));
@@ -102,7 +114,11 @@ TEST_CASE("power_draw: a class prior covers only its backends (a GPU card's TDP 
   REQUIRE(p);
   CHECK(p->decode_w.mid == Approx(225));
   CHECK_FALSE(power::power_draw(gpu, Backend::cpu, t, &why));
-  CHECK_FALSE(why.empty());
+  CHECK(why.find("does not cover cpu") != std::string::npos);
+  // A measurement on the card does not stand for the host's CPU either.
+  gpu.measured_power.push_back({"cuda", Range::exact(250), std::nullopt});
+  CHECK_FALSE(power::power_draw(gpu, Backend::cpu, t, &why));
+  REQUIRE(power::power_draw(gpu, Backend::cuda, t, &why));
 }
 
 TEST_CASE("sustained_fraction: linear from 1 at minute 0, the last point beyond; the device's own points first", "[power]") {
@@ -217,7 +233,8 @@ sources: [{fields: [memory, power, cpu], basis: test}]
            {"power: {llm_w: {gpu0: {decode: 5}}}", "unknown backend 'gpu0'"},
            {"power: {llm_w: {cpu: {}}}", "power.llm_w.cpu"},
            {"power: {sustained: [{minutes: 5, fraction: 1.5}]}", "power.sustained[0].fraction"},
-           {"power: {battery_wh: -3}", "power.battery_wh"}}) {
+           {"power: {battery_wh: -3}", "power.battery_wh"},
+           {"power: {sustained: [{minutes: 5, fraction: 0.9}, {minutes: 3, fraction: 0.8}]}", "ascending"}}) {
     auto r = devices::parse_device(head + bad + "\n" + tail, "x.yaml", "x");
     REQUIRE_FALSE(r.ok());
     INFO(r.error().to_string());
