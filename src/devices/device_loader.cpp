@@ -82,16 +82,7 @@ void read_power(io::FieldReader p, Device& d) {
     }
     llm->finish();
   }
-  if (p.has("sustained"))
-    for (auto s : p.map_list("sustained")) {
-      SustainedPoint point{s.positive("minutes"), s.range("fraction")};
-      if (!s.context().failed() && point.fraction.high > 1)
-        s.context().fail(s.node(), s.field("fraction"), "is a share of the first minute's speed: at most 1");
-      if (!s.context().failed() && !d.sustained.empty() && point.minutes <= d.sustained.back().minutes)
-        s.context().fail(s.node(), s.field("minutes"), "points must be in ascending minutes");
-      s.finish();
-      d.sustained.push_back(point);
-    }
+  d.sustained = read_sustained_points(p);
   p.finish();
 }
 
@@ -198,6 +189,21 @@ void emit_probe(YAML::Emitter& out, const ProbeRecord& r) {
 }
 
 }  // namespace
+
+std::vector<SustainedPoint> read_sustained_points(io::FieldReader& row) {
+  std::vector<SustainedPoint> out;
+  if (!row.has("sustained")) return out;
+  for (auto s : row.map_list("sustained")) {
+    SustainedPoint point{s.positive("minutes"), s.range("fraction")};
+    if (!s.context().failed() && point.fraction.high > 1)
+      s.context().fail(s.node(), s.field("fraction"), "is a share of the first minute's speed: at most 1");
+    if (!s.context().failed() && !out.empty() && point.minutes <= out.back().minutes)
+      s.context().fail(s.node(), s.field("minutes"), "points must be in ascending minutes");
+    s.finish();
+    out.push_back(point);
+  }
+  return out;
+}
 
 Calibration read_calibration(io::FieldReader c) {
   Calibration cal;

@@ -16,6 +16,10 @@ Result<Device> parse_device(const std::string& yaml_text, const std::string& fil
 // A `calibration` mapping (a device file's, or one of devices/fitted.yaml's `devices`).
 Calibration read_calibration(io::FieldReader mapping);
 
+// `row.sustained`, when present: throttling points [{minutes, fraction}], fractions at most 1,
+// minutes ascending (a device file's power block, and each class of devices/power.yaml).
+std::vector<SustainedPoint> read_sustained_points(io::FieldReader& row);
+
 // A calibration as the mapping read_calibration reads.
 void emit_calibration(YAML::Emitter& out, const Calibration& calibration);
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "io/embedded_data.hpp"
+#include "devices/device_loader.hpp"
 #include "io/yaml_fields.hpp"
 
 namespace trilemma::power {
@@ -28,16 +29,7 @@ ClassPower read_class(io::FieldReader row, const std::string& name) {
       if (auto backend = backend_from_name(b)) c.backends.push_back(*backend);
       else row.context().fail(row.node()["backends"], row.field("backends"), "unknown backend '" + b + "' (expected one of: " + backend_names() + ")");
     }
-  if (row.has("sustained"))
-    for (auto s : row.map_list("sustained")) {
-      ClassSustained point{s.positive("minutes"), s.range("fraction")};
-      if (!s.context().failed() && point.fraction.high > 1)
-        s.context().fail(s.node(), s.field("fraction"), "is a share of the first minute's speed: at most 1");
-      if (!s.context().failed() && !c.sustained.empty() && point.minutes <= c.sustained.back().minutes)
-        s.context().fail(s.node(), s.field("minutes"), "points must be in ascending minutes");
-      s.finish();
-      c.sustained.push_back(point);
-    }
+  c.sustained = devices::read_sustained_points(row);
   for (const auto& [key, fraction] : {std::pair{"decode_tdp_fraction", c.decode_tdp_fraction},
                                       std::pair{"prefill_tdp_fraction", c.prefill_tdp_fraction}})
     if (!row.context().failed() && fraction && fraction->high > 3)

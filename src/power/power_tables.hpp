@@ -7,16 +7,12 @@
 #include <string>
 #include <vector>
 
+#include "devices/device.hpp"
 #include "types/backend.hpp"
 #include "types/estimate.hpp"
 #include "types/result.hpp"
 
 namespace trilemma::power {
-
-struct ClassSustained {
-  double minutes = 0;
-  Range fraction;  // of the first minute's speed
-};
 
 struct ClassPower {
   std::string device_class;
@@ -25,7 +21,7 @@ struct ClassPower {
   std::optional<Range> decode_w, prefill_w;
   std::optional<Range> decode_tdp_fraction, prefill_tdp_fraction;
   std::vector<Backend> backends;          // the backends the prior covers; empty = all
-  std::vector<ClassSustained> sustained;  // by minutes, ascending
+  std::vector<devices::SustainedPoint> sustained;  // by minutes, ascending
   // Each source's text (url (note), or basis) with the fields it covers, in file order.
   std::vector<std::pair<std::vector<std::string>, std::string>> sources;  // io::SourceTexts
   bool covers(Backend b) const;

@@ -6,15 +6,10 @@
 namespace trilemma::power {
 namespace {
 
-struct Point {
-  double minutes;
-  Range fraction;
-};
-
 double lerp(double a, double b, double t) { return a + (b - a) * t; }
 
-Range interpolate(const std::vector<Point>& points, double minutes) {
-  Point before{0, Range::exact(1)};
+Range interpolate(const std::vector<devices::SustainedPoint>& points, double minutes) {
+  devices::SustainedPoint before{0, Range::exact(1)};
   for (const auto& p : points) {
     if (minutes <= p.minutes) {
       const double t = p.minutes > before.minutes ? (minutes - before.minutes) / (p.minutes - before.minutes) : 1;
@@ -37,15 +32,14 @@ std::string minutes_text(double m) {
 Sustained sustained_fraction(const devices::Device& d, double minutes, const PowerTables& tables) {
   Sustained s;
   s.minutes = minutes;
-  std::vector<Point> points;
-  for (const auto& p : d.sustained) points.push_back({p.minutes, p.fraction});
+  const std::vector<devices::SustainedPoint>* points = &d.sustained;
   std::string from = "measured on " + d.id + " (sources in its file)";
-  if (points.empty())
+  if (points->empty())
     if (const auto* c = tables.find(d.device_class)) {
-      for (const auto& p : c->sustained) points.push_back({p.minutes, p.fraction});
+      points = &c->sustained;
       from = "the " + d.device_class + " class's points (devices/power.yaml " + d.device_class + ".sustained)";
     }
-  if (points.empty()) {
+  if (points->empty()) {
     s.fraction = Range::exact(1);
     const auto* c = tables.find(d.device_class);
     s.basis = "no published throttling figure for " + d.id + " or its class (" + d.device_class + "): planned at full speed" +
@@ -53,7 +47,7 @@ Sustained sustained_fraction(const devices::Device& d, double minutes, const Pow
     return s;
   }
   s.has_data = true;
-  s.fraction = interpolate(points, minutes);
+  s.fraction = interpolate(*points, minutes);
   s.basis = "after " + minutes_text(minutes) + ": " + from;
   return s;
 }
