@@ -250,9 +250,10 @@ void add_kv_term(AccuracyEstimate& a, const LossTraits& traits, TensorType kv_ty
     for (std::size_t i = 0; i < kv->mid_models.size(); ++i) models += (i ? ", " : "") + kv->mid_models[i];
     basis->push_back("kv " + std::string(info(kv_type).name) + ": +" + short_number(kv->ppl_delta_pct.mid, 2) +
                      "% perplexity as published with " + std::string(info(kv_type).name) + " K and V (" + models +
-                     "); range " + short_number(kv->ppl_delta_pct.low, 2) + "-" + short_number(kv->ppl_delta_pct.high, 3) +
-                     "% over " + std::to_string(kv->measurements) +
-                     " published measurements (K or V alone, rotated caches); not scaled by size (docs/estimates.md)");
+                     "); range " + short_number(kv->ppl_delta_pct.low, 3) + "-" + short_number(kv->ppl_delta_pct.high, 3) +
+                     "%, the 10th-90th percentile of the " + std::to_string(kv->both_measurements) +
+                     " published caches with K and V both " + std::string(info(kv_type).name) +
+                     " (rotated ones too); not scaled by size (docs/estimates.md)");
   }
 }
 

@@ -50,6 +50,17 @@ double geometric_mean(const std::vector<double>& v) {
   return std::exp(s / double(v.size()));
 }
 
+// `mid` with the 10th and 90th percentiles of `v` (interpolated), held around the mid.
+Range spread(std::vector<double> v, double mid) {
+  std::sort(v.begin(), v.end());
+  auto quantile = [&](double q) {
+    const double at = q * double(v.size() - 1);
+    const auto i = static_cast<std::size_t>(at);
+    return i + 1 < v.size() ? v[i] + (at - double(i)) * (v[i + 1] - v[i]) : v.back();
+  };
+  return {std::min(quantile(0.1), mid), mid, std::max(quantile(0.9), mid)};
+}
+
 }  // namespace
 
 std::optional<std::string> kv_row_unusable(const measurements::LossRow& r) {
@@ -86,13 +97,14 @@ KvLossTable kv_loss_table(const std::vector<measurements::LossRow>& rows, const 
   for (const TensorType type : types) {
     KvLoss loss;
     loss.type = type;
-    std::vector<double> klds, ppls, mid_klds, mid_ppls;
+    std::vector<double> klds, mid_klds, mid_ppls, both_klds, both_ppls;
     for (const auto& [key, m] : runs) {
       const bool k_in = m.k == type || m.k == TensorType::f16, v_in = m.v == type || m.v == TensorType::f16;
       if (!k_in || !v_in || (m.k != type && m.v != type)) continue;
       const double ppl = std::max(m.ppl_pct ? *m.ppl_pct : ppl_pct_from_kld(*m.kld, knee), k_floor_ppl_pct);
       const double kld = std::max(m.kld ? *m.kld : kld_from_ppl_pct(ppl, knee), k_floor_kld);
-      klds.push_back(kld), ppls.push_back(ppl);
+      klds.push_back(kld);
+      if (m.k == type && m.v == type) both_klds.push_back(kld), both_ppls.push_back(ppl);
       if (m.k == type && m.v == type && !rotated(*m.row)) {
         mid_klds.push_back(kld), mid_ppls.push_back(ppl);
         loss.mid_models.push_back(m.row->model);
@@ -100,9 +112,12 @@ KvLossTable kv_loss_table(const std::vector<measurements::LossRow>& rows, const 
     }
     if (mid_klds.empty()) continue;
     loss.measurements = klds.size();
-    loss.kld = {*std::min_element(klds.begin(), klds.end()), geometric_mean(mid_klds), *std::max_element(klds.begin(), klds.end())};
-    loss.ppl_delta_pct = {*std::min_element(ppls.begin(), ppls.end()), geometric_mean(mid_ppls),
-                          *std::max_element(ppls.begin(), ppls.end())};
+    loss.both_measurements = both_klds.size();
+    // The range is the spread of the caches quantized as a plan quantizes them (K and V both of
+    // this type, rotated or not), 10th to 90th percentile around the mid: not the extremes of
+    // every row naming the type, whose half-quantized caches spanned 0.9-254% for q4_0.
+    loss.kld = spread(both_klds, geometric_mean(mid_klds));
+    loss.ppl_delta_pct = spread(both_ppls, geometric_mean(mid_ppls));
     table.types.push_back(std::move(loss));
   }
   return table;

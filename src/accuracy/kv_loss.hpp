@@ -7,8 +7,10 @@
 // planner knows. Size is not one of them either: q4_0 K alone costs Qwen3-30B-A3B +11.3% and q4_0
 // K and V cost TinyLlama-1.1B +13.6%, while rotated q4_0 K and V cost Qwen3-8B +2.2% and
 // Qwen3-0.6B +254% (same head size, 128). So the term is not scaled by size: mid = the geometric
-// mean of the plain (unrotated) measurements of the type in both K and V, range = every
-// measurement of the type (K or V alone, rotated included).
+// mean of the plain (unrotated) measurements of the type in both K and V, range = the 10th to
+// 90th percentile of the caches with K and V both of the type (rotated included), held around
+// the mid. (Every row naming the type, K or V alone too, spanned 0.9-254% for q4_0: a range
+// nobody could use, and wider than caches quantized the way a plan quantizes them.)
 #pragma once
 #include <map>
 #include <optional>
@@ -25,7 +27,8 @@ struct KvLoss {
   TensorType type = TensorType::f16;  // K and V both
   Range kld{0, 0, 0};                 // nats
   Range ppl_delta_pct{0, 0, 0};
-  std::size_t measurements = 0;       // behind the range
+  std::size_t measurements = 0;       // rows naming the type in K or V
+  std::size_t both_measurements = 0;  // behind the range: caches with K and V both of the type
   std::vector<std::string> mid_models;  // behind the mid: models measured with the type in K and V
 };
 

@@ -7,6 +7,9 @@
 // Latency: per backend, bandwidth and compute fractions (per weight format or shared),
 // attention fractions per KV format and phase, the per-pass overhead and, with speculative
 // measurements, the per-round cost: least squares of the log errors of decode tok/s and TTFT.
+// Each phase's factors move only with that phase's measurements: bandwidth, the fixed cost and
+// decode's compute with decode speeds, compute with prefill times (a prefill-only device keeps
+// the tables' bandwidth). Each fitted factor records the sources it rests on.
 // Memory: measured - weights - KV - draft = runtime + f x modelled scratch, linear least squares.
 #pragma once
 #include <optional>
@@ -27,6 +30,7 @@ struct Observation {
   std::optional<double> decode_tok_s, ttft_ms, peak_memory_bytes;
   double weight = 1;                             // in the least squares
   std::string label;                             // for reports: "q4_0 pp512", a file:line
+  std::string source;                            // the page or file it came from (evidence counts these)
 };
 
 struct FitOptions {
@@ -41,6 +45,17 @@ struct FitOptions {
   bool overhead_per_layer = false;   // ... as a cost per layer (results from models of several depths)
   bool memory = true;                // runtime and scratch from peak memory
   double max_fraction = 16;          // bounds the search only (a probe can read low)
+  // The lowest share of the peak bandwidth a bandwidth factor may take: decode below it says
+  // the peak or the configuration is wrong, not the engine.
+  double min_bandwidth_fraction = 1e-5;
+  // Shrinkage toward the tables: each factor's squared log distance from its start (the
+  // tables' value) joins the least squares with this weight, as if that many independent
+  // sources measured it there. Give the observations weights that sum to one per source and
+  // figure, so evidence counts pages, not rows. 0: none (a host fitting its own measurements).
+  double prior_sources = 0;
+  // A factor the fit leaves at one of its bounds is not used: it is dropped (the tables' value
+  // stands), the rest refitted, and it is listed in the backend's `at_bound`.
+  bool drop_at_bound = false;
   // When set (> 0): relative tolerances the fit tries to keep every point within. Points
   // beyond them cost a steep extra penalty, so among fits of similar least squares the one
   // that leaves no point out wins (a single noisy point cannot drag its neighbours out).

@@ -108,6 +108,8 @@ ObservationSet::ObservationSet(const std::vector<measurements::SpeedRow>& rows,
       o.figure = figure;
       o.row = i;
       o.device = device.id;
+      o.source = r.source_url;
+      o.runtime = r.engine.empty() ? std::string(info(*backend).engine) : r.engine;
       m_observations.push_back(std::move(o));
     };
     if (r.exclude_decode && r.decode_tok_s) skip("excluded in the dataset ''");

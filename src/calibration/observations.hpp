@@ -33,6 +33,8 @@ struct RowObservation {
   Figure figure = Figure::decode;
   std::size_t row = 0;  // index into the rows given
   std::string device;   // device id
+  std::string source;   // the page it was published on (the row's source_url)
+  std::string runtime;  // the engine that ran it, as the dataset names it ("llama.cpp", "mlx")
 };
 
 class ObservationSet {

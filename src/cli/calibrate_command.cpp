@@ -126,9 +126,17 @@ struct CalibrateOutcome {
 
 json calibrate_json(const CalibrateOutcome& c, const verify::Tolerances& tol) {
   json points = json::array();
-  for (const auto& k : c.fitted.checks)
+  for (const auto& k : c.fitted.checks) {
+    // The configuration the point was predicted in: `plan` pinned to it predicts `after`.
+    const auto& cfg = k.point->observation.config;
+    const json config = {{"model", k.point->observation.model->model->id}, {"weights", std::string(info(cfg.weights).name)},
+                         {"backend", std::string(info(cfg.backend).name)}, {"threads", cfg.threads},
+                         {"kv", std::string(info(cfg.kv_type).name)}, {"context", cfg.context}, {"prompt", cfg.prompt},
+                         {"prompt_depth", cfg.prompt_depth}};
     points.push_back({{"label", k.point->label}, {"figure", k.point->figure}, {"measured", k.point->measured},
-                      {"tolerance", k.before.tolerance}, {"before", check_json(k.before)}, {"after", check_json(k.after)}});
+                      {"config", config}, {"tolerance", k.before.tolerance}, {"before", check_json(k.before)},
+                      {"after", check_json(k.after)}});
+  }
   json sums = json::array();
   for (const auto& s : summarize(c.fitted.checks))
     sums.push_back({{"figure", s.figure}, {"total", s.total}, {"within_before", s.within_before},

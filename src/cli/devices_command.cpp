@@ -27,6 +27,12 @@ json fractions_json(const std::vector<std::pair<std::string, double>>& table) {
 
 json optional_json(const std::optional<double>& v) { return v ? json(*v) : json(); }
 
+json fractions_json_count(const std::vector<std::pair<std::string, std::uint32_t>>& table) {
+  json out = json::object();
+  for (const auto& [k, n] : table) out[k] = n;
+  return out;
+}
+
 json calibration_json(const devices::Calibration& c) {
   json backends = json::object();
   for (const auto& b : c.backends)
@@ -39,7 +45,9 @@ json calibration_json(const devices::Calibration& c) {
                            {"overhead_us_per_layer", optional_json(b.overhead_us_per_layer)},
                            {"speculative_round_ms", optional_json(b.speculative_round_ms)},
                            {"runtime_mib", optional_json(b.runtime_mib)},
-                           {"scratch_fraction", optional_json(b.scratch_fraction)}};
+                           {"scratch_fraction", optional_json(b.scratch_fraction)},
+                           {"sources", fractions_json_count(b.sources)},
+                           {"at_bound", b.at_bound}};
   return {{"fitted_on", c.fitted_on}, {"files", c.files}, {"points", c.points ? json(*c.points) : json()},
           {"error_before", optional_json(c.error_before)}, {"error_after", optional_json(c.error_after)},
           {"backends", backends}};

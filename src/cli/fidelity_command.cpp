@@ -17,7 +17,7 @@
 #include "fidelity/accuracy_check.hpp"
 #include "fidelity/figure_check.hpp"
 #include "fidelity/cross_validation.hpp"
-#include "fidelity/fitted_file.hpp"
+#include "fidelity/run.hpp"
 #include "io/atomic_write.hpp"
 #include "measurements/loss_rows.hpp"
 #include "models/catalog.hpp"
@@ -29,7 +29,7 @@ using nlohmann::json;
 using calibration::Figure;
 
 struct FidelityFlags {
-  std::string data, method = "lodo", hold_out, write;
+  std::string data, method = "all", hold_out, write;
   unsigned threads = 2;
   std::string loss_data;
   bool points = false, fit = false, as_json = false, skipped = false, accuracy = false;
@@ -63,7 +63,8 @@ json report_json(const fidelity::Report& r, const calibration::ObservationSet& s
                    {"threads", o.observation.config.threads}, {"model", o.observation.model->model->id},
                    {"weights", std::string(info(o.observation.config.weights).name)},
                    {"kv", std::string(info(o.observation.config.kv_type).name)}, {"context", o.observation.config.context},
-                   {"prompt", o.observation.config.prompt}});
+                   {"prompt", o.observation.config.prompt}, {"source", o.source}, {"runtime", o.runtime},
+                   {"calibrated", x.calibrated}});
     }
     out["points"] = p;
   }
@@ -195,14 +196,14 @@ void print_figures(const fidelity::PrintedReport& r, bool points) {
 
 json accuracy_json(const fidelity::AccuracyReport& report, const fidelity::PrintedReport& figures,
                    const std::vector<measurements::LossRow>& rows, const FidelityFlags& f) {
-  json out = {{"method", f.method == "lodo" ? "lofo" : "priors"}, {"rows", rows.size()}, {"compared", report.points.size()},
+  json out = {{"method", f.method != "priors" ? "lofo" : "priors"}, {"rows", rows.size()}, {"compared", report.points.size()},
               {"skipped", report.skipped}};
   for (const auto& [m, s] : report.by_metric) {
     out["metrics"][m] = summary_json(s);
     for (const auto& [g, gs] : report.by_family.at(m)) out["metrics"][m]["families"][g] = summary_json(gs);
     for (const auto& [g, gs] : report.by_imatrix.at(m)) out["metrics"][m]["imatrix"][g] = summary_json(gs);
   }
-  if (f.method == "lodo") out["figures"] = figures_json(figures, f.points);
+  if (f.method != "priors") out["figures"] = figures_json(figures, f.points);
   if (f.fit) {
     const auto fit = accuracy::fit_loss(report.observations.points);
     out["fit"] = loss_fit_json(fit);
@@ -220,7 +221,7 @@ json accuracy_json(const fidelity::AccuracyReport& report, const fidelity::Print
 void print_accuracy(const fidelity::AccuracyReport& report, const fidelity::PrintedReport& figures,
                     const std::vector<measurements::LossRow>& rows, const FidelityFlags& f) {
   std::cout << "accuracy fidelity, "
-            << (f.method == "lodo" ? "leave one family out (the loss model refitted without each family)"
+            << (f.method != "priors" ? "leave one family out (the loss model refitted without each family)"
                                    : "priors (the first model: Llama-3-8B figures scaled by size, not fitted)")
             << "\n";
   std::cout << rows.size() << " published loss rows, " << report.points.size() << " compared; left out:\n";
@@ -232,7 +233,7 @@ void print_accuracy(const fidelity::AccuracyReport& report, const fidelity::Prin
     for (const auto& [g, gs] : report.by_family.at(m)) print_summary(g, gs);
     for (const auto& [g, gs] : report.by_imatrix.at(m)) print_summary("imatrix " + g, gs);
   }
-  if (f.method == "lodo") print_figures(figures, f.points);
+  if (f.method != "priors") print_figures(figures, f.points);
   if (f.fit) {
     const auto fit = accuracy::fit_loss(report.observations.points);
     print_loss_fit(fit);
@@ -247,96 +248,111 @@ void print_accuracy(const fidelity::AccuracyReport& report, const fidelity::Prin
 }
 
 int run_accuracy_fidelity(const FidelityFlags& f) {
-  if (f.method != "lodo" && f.method != "priors")
-    return report_error(make_error(ErrorKind::usage, "--method", "", "expected lodo or priors, got '" + f.method + "'"));
+  if (f.method != "all" && f.method != "lodo" && f.method != "priors")
+    return report_error(make_error(ErrorKind::usage, "--method", "", "with --accuracy: expected all or lodo (leave one family out) or priors, got '" + f.method + "'"));
   auto rows = measurements::load_loss_rows(f.loss_data);
   if (!rows.ok()) return report_error(rows.error());
   auto tokens = measurements::load_training_tokens();
   if (!tokens.ok()) return report_error(tokens.error());
   const auto report = fidelity::check_accuracy(
-      *rows, *tokens, f.method == "lodo" ? fidelity::AccuracyMethod::leave_one_family_out : fidelity::AccuracyMethod::priors);
+      *rows, *tokens, f.method != "priors" ? fidelity::AccuracyMethod::leave_one_family_out : fidelity::AccuracyMethod::priors);
   // The priors method has no points map or fit to hold out: the figures' check is leave-one-family-out only.
-  const auto figures = f.method == "lodo" ? fidelity::check_printed_figures(*rows, *tokens) : fidelity::PrintedReport{};
+  const auto figures = f.method != "priors" ? fidelity::check_printed_figures(*rows, *tokens) : fidelity::PrintedReport{};
   if (f.as_json) std::cout << json_text(accuracy_json(report, figures, *rows, f)) << "\n";
   else print_accuracy(report, figures, *rows, f);
   return k_exit_ok;
 }
 
-// devices/fitted.yaml from the full cross-validation: the fitted tables with their ranges and
-// each device's calibration.
-Status write_fitted(const FidelityFlags& f, fidelity::GlobalFit& fitted, const calibration::ObservationSet& set,
-                    const fidelity::Report& report, std::size_t rows) {
-  if (f.method != "lodo" || !f.hold_out.empty())
-    return make_error(ErrorKind::usage, "--write", "", "needs the full cross-validation (--method lodo, no --hold-out)");
-  fidelity::set_ranges(fitted, set, report);
-  const std::string on = std::to_string(rows) + " published rows, " + std::to_string(set.observations().size()) +
-                         " observations on " + std::to_string(set.device_ids().size()) + " devices (data/measurements)";
-  const auto devices_fit = fidelity::fit_devices(set, fitted.tables, on);
-  if (auto w = io::write_file_atomically(f.write, fidelity::fitted_yaml(fitted, devices_fit, on)); !w.ok()) return w.error();
-  spdlog::info("fitted tables and {} device calibrations written to {}", devices_fit.size(), f.write);
-  return Ok{};
-}
-
-json speed_json(const FidelityFlags& f, const fidelity::Report& report, const calibration::ObservationSet& set,
-                const std::optional<fidelity::GlobalFit>& fitted, std::size_t rows) {
-  json out = report_json(report, set, f.points);
-  out["rows"] = rows;
-  out["observations"] = set.observations().size();
-  out["skipped"] = set.skipped_by_reason();
-  if (fitted) {
-    json values = json::array();
-    for (const auto& v : fitted->values) values.push_back({{"name", v.name}, {"value", v.value}, {"devices", v.devices}});
-    out["fitted"] = values;
+json speed_json(const FidelityFlags& f, const fidelity::Outcome& out) {
+  const auto& set = *out.data->set;
+  json reports = json::array();
+  for (const auto& r : out.reports) reports.push_back(report_json(r, set, f.points));
+  json out_json = reports.size() == 1 ? reports[0] : json{{"method", "all"}, {"reports", reports}};
+  if (out.reports.size() > 1) {
+    json w = json::object();
+    for (auto fig : fidelity::k_figures) {
+      const auto s = fidelity::worst(out.reports, fig);
+      w[fidelity::figure_name(fig)] = {{"median_abs_error", s.median}, {"p90_abs_error", s.p90}};
+    }
+    out_json["worst"] = w;
   }
-  return out;
+  json cov = json::object();
+  for (const auto& [name, c] : out.coverage) cov[name] = {{"points", c.points}, {"inside", c.inside}, {"share", c.share()}};
+  if (!out.coverage.empty()) out_json["inside_range"] = cov;
+  out_json["rows"] = out.data->rows.size();
+  out_json["observations"] = set.observations().size();
+  out_json["skipped"] = set.skipped_by_reason();
+  if (out.fit) {
+    json values = json::array();
+    for (const auto& v : out.fit->values) values.push_back({{"name", v.name}, {"value", v.value}, {"devices", v.devices}});
+    out_json["fitted"] = values;
+  }
+  return out_json;
 }
 
-void print_speed(const FidelityFlags& f, const fidelity::Report& report, const calibration::ObservationSet& set,
-                 const std::optional<fidelity::GlobalFit>& fitted, std::size_t rows) {
-  std::cout << rows << " published rows, " << set.observations().size() << " observations on "
+void print_summaries(const fidelity::Outcome& out) {
+  std::cout << "\nsummary (device-weighted median and p90 of absolute errors; each held-out group refitted without it)\n";
+  std::cout << pad("method", 24) << pad("figure", 16) << pad("devices", 9) << pad("points", 8) << pad("median", 9) << "p90\n";
+  for (const auto& r : out.reports)
+    for (auto f : fidelity::k_figures) {
+      const auto& s = r.figures[static_cast<std::size_t>(f)];
+      std::cout << pad(r.method, 24) << pad(fidelity::figure_name(f), 16) << pad(std::to_string(s.devices), 9)
+                << pad(std::to_string(s.points), 8) << pad(pct(s.median), 9) << pct(s.p90) << "\n";
+    }
+  for (auto f : fidelity::k_figures) {
+    const auto s = fidelity::worst(out.reports, f);
+    std::cout << pad("worst of them", 24) << pad(fidelity::figure_name(f), 16) << pad("", 17) << pad(pct(s.median), 9)
+              << pct(s.p90) << "\n";
+  }
+  if (out.coverage.empty()) return;
+  std::cout << "\ninside the printed 80% range (leave-one-source-out; each page checked against bands fitted without it):\n";
+  for (const auto& [name, c] : out.coverage)
+    std::cout << "  " << pad(name, 16) << pad(pct(c.share()), 9) << c.inside << " of " << c.points << "\n";
+}
+
+void print_speed(const FidelityFlags& f, const fidelity::Outcome& out) {
+  const auto& set = *out.data->set;
+  std::cout << out.data->rows.size() << " published rows, " << set.observations().size() << " observations on "
             << set.device_ids().size() << " devices; left out:\n";
   for (const auto& [reason, n] : set.skipped_by_reason()) std::cout << "  " << n << "  " << reason << "\n";
   if (f.skipped)
     for (const auto& s : set.skipped()) std::cout << "    " << s << "\n";
   std::cout << "\n";
-  print_report(report, set, f.points);
-  if (!fitted) return;
+  print_report(out.reports.front(), set, f.points);
+  if (out.reports.size() > 1 || !out.coverage.empty()) print_summaries(out);
+  if (!out.fit) return;
   std::cout << "\nfitted on every device" << (f.hold_out.empty() ? "" : " but " + f.hold_out) << " ("
-            << fitted->values.size() << " values):\n";
-  for (const auto& v : fitted->values)
+            << out.fit->values.size() << " values):\n";
+  for (const auto& v : out.fit->values)
     std::cout << "  " << pad(v.name, 44) << pad(fixed(v.value, 3), 10) << v.devices << " devices\n";
 }
 
 int run_fidelity(const FidelityFlags& f) {
   if (f.accuracy) return run_accuracy_fidelity(f);
-  if (f.method != "lodo" && f.method != "priors")
-    return report_error(make_error(ErrorKind::usage, "--method", "", "expected lodo or priors, got '" + f.method + "'"));
-  auto rows = measurements::load_speed_rows(f.data);
-  if (!rows.ok()) return report_error(rows.error());
-  auto devices = devices::builtin_devices();
-  if (!devices.ok()) return report_error(devices.error());
-  for (auto& d : *devices) d.calibration.reset();  // predictions for devices without data of their own
-  auto models = models::builtin_models();
-  if (!models.ok()) return report_error(models.error());
-  // Priors only: the fit and the cross-validation must not see devices/fitted.yaml, which
-  // they are what writes.
-  auto tables = roofline::prior_derating_tables();
-  if (!tables.ok()) return report_error(tables.error());
-  const calibration::ObservationSet set(*rows, *devices, *models);
-  const auto report = f.method == "lodo" ? fidelity::leave_one_device_out(set, **tables, f.threads, f.hold_out)
-                                         : fidelity::with_tables(set, **tables);
-  std::optional<fidelity::GlobalFit> fitted;
-  if (f.fit || !f.write.empty()) {
-    // On every device, or on every device but the one held out.
-    std::vector<std::size_t> use;
-    for (std::size_t i = 0; i < set.observations().size(); ++i)
-      if (set.observations()[i].device != f.hold_out) use.push_back(i);
-    fitted = fidelity::fit_tables(set, use, **tables);
+  const std::map<std::string, std::vector<fidelity::HoldOut>> methods = {
+      {"all", {fidelity::HoldOut::source, fidelity::HoldOut::device, fidelity::HoldOut::runtime}},
+      {"lodo", {fidelity::HoldOut::device}}, {"loso", {fidelity::HoldOut::source}}, {"loro", {fidelity::HoldOut::runtime}},
+      {"priors", {}}};
+  const auto m = methods.find(f.method);
+  if (m == methods.end())
+    return report_error(make_error(ErrorKind::usage, "--method", "", "expected all, loso, lodo, loro or priors, got '" + f.method + "'"));
+  fidelity::Request q;
+  q.data = f.data;
+  q.methods = m->second;
+  if (!f.write.empty() && f.method != "all")
+    return report_error(make_error(ErrorKind::usage, "--write", "", "needs --method all (the fit's ranges come from every cross-validation)"));
+  q.threads = f.threads;
+  q.only = f.hold_out;
+  if (f.fit) q.fit_without = f.hold_out;
+  q.write = !f.write.empty();
+  auto out = fidelity::run(q);
+  if (!out.ok()) return report_error(out.error());
+  if (q.write) {
+    if (auto w = io::write_file_atomically(f.write, out->fitted_yaml); !w.ok()) return report_error(w.error());
+    spdlog::info("fitted tables, ranges and device calibrations written to {}", f.write);
   }
-  if (!f.write.empty())
-    if (auto w = write_fitted(f, *fitted, set, report, rows->size()); !w.ok()) return report_error(w.error());
-  if (f.as_json) std::cout << json_text(speed_json(f, report, set, fitted, rows->size())) << "\n";
-  else print_speed(f, report, set, fitted, rows->size());
+  if (f.as_json) std::cout << json_text(speed_json(f, *out)) << "\n";
+  else print_speed(f, *out);
   return k_exit_ok;
 }
 
@@ -346,9 +362,9 @@ void add_fidelity_command(CLI::App& app, Handler& handler) {
   static FidelityFlags f;
   auto* cmd = app.add_subcommand("fidelity", "Check predictions against the published measurements (docs/fidelity.md)");
   cmd->add_option("--data", f.data, "a folder of speed-*.csv files (default: the built-in data/measurements)");
-  cmd->add_option("--method", f.method, "lodo: leave one device (with --accuracy: one model family) out, refitting every constant; priors: the tables (the first accuracy model) as they are")
+  cmd->add_option("--method", f.method, "all: loso, lodo and loro; loso: leave one page of the dataset out; lodo: one device (with --accuracy: one model family); loro: one runtime; each refitting every constant without it. priors: the tables (the first accuracy model) as they are")
       ->capture_default_str();
-  cmd->add_option("--hold-out", f.hold_out, "cross-validate this device only (with --fit: fit without it)");
+  cmd->add_option("--hold-out", f.hold_out, "cross-validate this group only: a device (lodo), a page's URL (loso) or an engine (loro); with --fit: fit without that device");
   cmd->add_option("--threads", f.threads, "cross-validation folds run at once")->capture_default_str();
   cmd->add_flag("--points", f.points, "list every prediction next to its measurement");
   cmd->add_flag("--skipped", f.skipped, "list every row left out, with its reason");

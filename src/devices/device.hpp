@@ -64,6 +64,12 @@ struct BackendCalibration {
   // from decode's one query; absent, attention_fraction stands for both.
   std::vector<std::pair<std::string, double>> prefill_attention_fraction;
   std::optional<double> speculative_round_ms;  // a speculative round's cost beyond its modelled passes
+  // The evidence behind each fitted factor ("bandwidth_fraction.all" -> independent sources:
+  // pages of the published dataset, result files), and the factors a fit pushed to a physical
+  // bound and left out ("bandwidth_fraction.all 0.1 (lower bound) from <rows>"): the tables'
+  // value stands for those.
+  std::vector<std::pair<std::string, std::uint32_t>> sources;
+  std::vector<std::string> at_bound;
 };
 
 // One probed figure over its runs: the best is the machine's (interference only slows it).

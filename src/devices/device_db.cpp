@@ -120,7 +120,8 @@ Result<std::vector<std::pair<std::string, Calibration>>> parse_fitted_calibratio
   io::YamlContext ctx(file);
   io::FieldReader root(ctx, doc, "");
   root.string("fitted_on");
-  root.raw("backends");  // the derating tables' part: roofline reads it
+  root.raw("backends");  // the derating tables' parts: roofline reads them
+  root.raw("ranges");
   std::vector<std::pair<std::string, Calibration>> out;
   if (auto devices = root.optional_map("devices")) {
     for (const auto& [id, key_node] : devices->keys()) {

@@ -119,6 +119,11 @@ void read_backend_calibration(io::FieldReader& c, BackendCalibration& b) {
   b.speculative_round_ms = c.optional_number("speculative_round_ms");
   b.runtime_mib = c.optional_number("runtime_mib");
   b.scratch_fraction = c.optional_number("scratch_fraction");
+  if (auto m = c.optional_map("sources")) {
+    for (const auto& [name, key_node] : m->keys()) b.sources.emplace_back(name, m->count(name));
+    m->finish();
+  }
+  if (c.has("at_bound")) b.at_bound = c.string_list("at_bound");
 }
 
 // `calibration`: what it was fitted on, then either one backend's factors at the top level
@@ -328,6 +333,12 @@ void emit_calibration(YAML::Emitter& out, const Calibration& c) {
     if (b.speculative_round_ms) out << YAML::Key << "speculative_round_ms" << YAML::Value << *b.speculative_round_ms;
     if (b.runtime_mib) out << YAML::Key << "runtime_mib" << YAML::Value << *b.runtime_mib;
     if (b.scratch_fraction) out << YAML::Key << "scratch_fraction" << YAML::Value << *b.scratch_fraction;
+    if (!b.sources.empty()) {
+      out << YAML::Key << "sources" << YAML::Value << YAML::Flow << YAML::BeginMap;
+      for (const auto& [k, n] : b.sources) out << YAML::Key << k << YAML::Value << n;
+      out << YAML::EndMap;
+    }
+    if (!b.at_bound.empty()) out << YAML::Key << "at_bound" << YAML::Value << b.at_bound;
     out << YAML::EndMap;
   }
   out << YAML::EndMap;

@@ -6,6 +6,7 @@
 #include <map>
 #include <thread>
 
+#include "fidelity/device_fit.hpp"
 #include "fidelity/median.hpp"
 #include "solver/estimate.hpp"
 
@@ -22,22 +23,28 @@ double percentile(std::vector<double> v, double p) {
   return v[std::clamp<std::size_t>(rank, 1, v.size()) - 1];
 }
 
-// Predictions of `indices` with `tables`.
+// Predictions of `indices` with `tables`; a device with an entry in `calibrated` is predicted
+// with that calibration (its fold's own), the others as devices without data.
 std::vector<PointResult> predict(const calibration::ObservationSet& set, const std::vector<std::size_t>& indices,
-                                 const roofline::DeratingTables& tables) {
+                                 const roofline::DeratingTables& tables,
+                                 const std::map<std::string, devices::Device>& calibrated = {}) {
   std::vector<PointResult> out;
   std::map<std::string, solver::PreparedDevice> prepared;
   for (auto i : indices) {
     const auto& o = set.observations()[i];
     auto it = prepared.find(o.device);
     if (it == prepared.end()) {
-      auto pd = solver::PreparedDevice::prepare(set.device(o.device), tables, false);
+      const auto c = calibrated.find(o.device);
+      const auto& device = c != calibrated.end() ? c->second : set.device(o.device);
+      auto pd = solver::PreparedDevice::prepare(device, tables, solver::PreparedDevice::Purpose::fitting);
       if (!pd.ok()) continue;
       it = prepared.emplace(o.device, std::move(*pd)).first;
     }
-    const auto e = solver::estimate(*o.observation.model, it->second, o.observation.config, nullptr, false);
+    const auto e = solver::estimate_speed(*o.observation.model, it->second, o.observation.config);
     if (!e.ok()) continue;
-    PointResult p{i, 0, 0, 0, e->latency.bytes_per_token};
+    PointResult p{i, 0, 0, 0, e->latency.bytes_per_token, false};
+    if (const auto* eff = it->second.efficiency(o.observation.config.backend, o.observation.config.weights))
+      p.calibrated = eff->calibrated;
     const auto& ob = o.observation;
     switch (o.figure) {
       case Figure::decode: p.predicted = e->latency.decode_tok_s.mid, p.measured = *ob.decode_tok_s; break;
@@ -51,6 +58,34 @@ std::vector<PointResult> predict(const calibration::ObservationSet& set, const s
     out.push_back(p);
   }
   return out;
+}
+
+const std::string& group_of(const calibration::RowObservation& o, HoldOut by) {
+  switch (by) {
+    case HoldOut::source: return o.source;
+    case HoldOut::runtime: return o.runtime;
+    default: return o.device;
+  }
+}
+
+// One fold: the tables refitted without the group; unless the group is a device, the group's
+// devices recalibrated on their observations outside it.
+std::vector<PointResult> fold(const calibration::ObservationSet& set, const roofline::DeratingTables& priors, HoldOut by,
+                              const std::string& group) {
+  std::vector<std::size_t> train, test;
+  for (std::size_t i = 0; i < set.observations().size(); ++i)
+    (group_of(set.observations()[i], by) == group ? test : train).push_back(i);
+  const auto fit = fit_tables(set, train, priors);
+  std::map<std::string, devices::Device> calibrated;
+  if (by != HoldOut::device)
+    for (auto i : test) {
+      const auto& id = set.observations()[i].device;
+      if (calibrated.count(id)) continue;
+      devices::Device d = set.device(id);
+      if (auto cal = fit_device(set, id, train, fit.tables, "fold")) d.calibration = std::move(cal->calibration);
+      calibrated.emplace(id, std::move(d));
+    }
+  return predict(set, test, fit.tables, calibrated);
 }
 
 Report summarize(const calibration::ObservationSet& set, std::vector<PointResult> points, std::string method) {
@@ -102,20 +137,34 @@ double DeviceResult::median_abs(Figure f) const {
   return median(a);
 }
 
-Report leave_one_device_out(const calibration::ObservationSet& set, const roofline::DeratingTables& priors,
-                            unsigned threads, const std::string& only) {
-  auto ids = set.device_ids();
-  if (!only.empty()) ids = {only};
-  std::vector<std::vector<PointResult>> per_fold(ids.size());
+std::string hold_out_name(HoldOut by) {
+  switch (by) {
+    case HoldOut::device: return "leave-one-device-out";
+    case HoldOut::source: return "leave-one-source-out";
+    case HoldOut::runtime: return "leave-one-runtime-out";
+    case HoldOut::count: break;
+  }
+  return "";
+}
+
+std::optional<HoldOut> hold_out_from_key(const std::string& key) {
+  if (key == "device") return HoldOut::device;
+  if (key == "source") return HoldOut::source;
+  if (key == "runtime") return HoldOut::runtime;
+  return std::nullopt;
+}
+
+Report hold_out(const calibration::ObservationSet& set, const roofline::DeratingTables& priors, HoldOut by,
+                unsigned threads, const std::string& only) {
+  std::vector<std::string> groups;
+  for (const auto& o : set.observations()) groups.push_back(group_of(o, by));
+  std::sort(groups.begin(), groups.end());
+  groups.erase(std::unique(groups.begin(), groups.end()), groups.end());
+  if (!only.empty()) groups = {only};
+  std::vector<std::vector<PointResult>> per_fold(groups.size());
   std::atomic<std::size_t> next{0};
   auto worker = [&] {
-    for (std::size_t k; (k = next++) < ids.size();) {
-      std::vector<std::size_t> train, test;
-      for (std::size_t i = 0; i < set.observations().size(); ++i)
-        (set.observations()[i].device == ids[k] ? test : train).push_back(i);
-      const auto fit = fit_tables(set, train, priors);
-      per_fold[k] = predict(set, test, fit.tables);
-    }
+    for (std::size_t k; (k = next++) < groups.size();) per_fold[k] = fold(set, priors, by, groups[k]);
   };
   std::vector<std::thread> pool;
   for (unsigned t = 1; t < std::max(1u, threads); ++t) pool.emplace_back(worker);
@@ -123,7 +172,7 @@ Report leave_one_device_out(const calibration::ObservationSet& set, const roofli
   for (auto& t : pool) t.join();
   std::vector<PointResult> all;
   for (auto& f : per_fold) all.insert(all.end(), f.begin(), f.end());
-  return summarize(set, std::move(all), "leave-one-device-out");
+  return summarize(set, std::move(all), hold_out_name(by));
 }
 
 Report with_tables(const calibration::ObservationSet& set, const roofline::DeratingTables& tables) {

@@ -1,11 +1,16 @@
-// How well trilemma predicts a device it has no measurements of: leave-one-device-out
-// cross-validation over the published dataset. For each device, every fitted constant (the
-// derating tables of global_fit) is refitted on the other devices' observations, then the
-// device's own observations are predicted. Errors are (predicted - measured) / measured of
-// decode tok/s, prefill tok/s and peak memory; each device's median absolute error counts
-// once in the summary (device-weighted median and p90), whatever its number of rows.
+// How well trilemma predicts what its fit never saw: cross-validation over the published
+// dataset, holding out one group of observations at a time and refitting everything a plan
+// uses without it, then predicting the group:
+//   device:  a device trilemma has no measurements of (the tables refitted without it);
+//   source:  a page and all its rows (the tables refitted, and the page's devices recalibrated
+//            on their other pages' rows, as plans on a calibrated device use them);
+//   runtime: every row of one engine (llama.cpp, MLX, RKLLM, ...), likewise.
+// Errors are (predicted - measured) / measured of decode tok/s, prefill tok/s and peak memory;
+// each device's median absolute error counts once in the summary (device-weighted median and
+// p90), whatever its number of rows.
 #pragma once
 #include <array>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,11 +24,16 @@ inline constexpr auto k_figures = std::to_array<calibration::Figure>({calibratio
 static_assert(k_figures.size() == static_cast<std::size_t>(calibration::Figure::count), "one entry per Figure");
 std::string figure_name(calibration::Figure figure);
 
+enum class HoldOut { device, source, runtime, count };
+std::string hold_out_name(HoldOut by);  // "leave-one-device-out", ...
+std::optional<HoldOut> hold_out_from_key(const std::string& key);  // "device", "source", "runtime"
+
 struct PointResult {
   std::size_t observation = 0;  // index into set.observations()
   double predicted = 0, measured = 0;  // tok/s (decode, prefill) or bytes
   double error = 0;                    // (predicted - measured) / measured
   double bytes_per_token = 0;          // decode: weights and KV read per token, as predicted
+  bool calibrated = false;             // the device had a calibration of its own for the backend
 };
 
 struct DeviceResult {
@@ -42,12 +52,17 @@ struct Report {
   std::vector<DeviceResult> devices;
   std::array<FigureSummary, static_cast<std::size_t>(calibration::Figure::count)> figures;  // indexed by Figure
   std::vector<PointResult> points;
-  std::string method;  // "leave-one-device-out" or "priors"
+  std::string method;  // hold_out_name() or "priors"
 };
 
-// Every device held out in turn (or only `only`, when not empty); `threads` folds run at once.
-Report leave_one_device_out(const calibration::ObservationSet& set, const roofline::DeratingTables& priors,
-                            unsigned threads = 2, const std::string& only = "");
+// Every group held out in turn (or only the group `only`, when not empty: a device id, a page's
+// URL or an engine name); `threads` folds run at once.
+Report hold_out(const calibration::ObservationSet& set, const roofline::DeratingTables& priors, HoldOut by,
+                unsigned threads = 2, const std::string& only = "");
+inline Report leave_one_device_out(const calibration::ObservationSet& set, const roofline::DeratingTables& priors,
+                                   unsigned threads = 2, const std::string& only = "") {
+  return hold_out(set, priors, HoldOut::device, threads, only);
+}
 // The tables as they are, no fit: what a plan for a device without data predicts today.
 Report with_tables(const calibration::ObservationSet& set, const roofline::DeratingTables& tables);
 

@@ -10,19 +10,10 @@
 
 #include "calibration/observations.hpp"
 #include "fidelity/cross_validation.hpp"
+#include "fidelity/device_fit.hpp"
 #include "fidelity/global_fit.hpp"
 
 namespace trilemma::fidelity {
-
-struct DeviceFit {
-  std::string device;
-  devices::Calibration calibration;
-};
-
-// One calibration per device of `set`, fitted on its observations (bandwidth per backend,
-// compute per path, the per-pass overhead, runtime memory) starting from `tables`.
-std::vector<DeviceFit> fit_devices(const calibration::ObservationSet& set, const roofline::DeratingTables& tables,
-                                   const std::string& fitted_on);
 
 // Ranges for the fitted fractions from the held-out errors; sets them in `fit.tables`.
 void set_ranges(GlobalFit& fit, const calibration::ObservationSet& set, const Report& held_out);

@@ -21,6 +21,21 @@ struct Handle {
   std::set<std::string> devices;
 };
 
+// The names of the handles a prediction of `c` on `d` reads (whether or not the fit has them).
+std::vector<std::string> handles_read(const devices::Device& d, const DeploymentConfig& c) {
+  const std::string b(info(c.backend).name);
+  std::vector<std::string> out;
+  if (c.backend == Backend::cpu && d.cpu_read_gbps && d.cpu_read_kind)
+    out.push_back(b + ".bandwidth_fraction." + std::string(info(*d.cpu_read_kind).fraction_key));
+  else
+    out.push_back(b + ".bandwidth_fraction." + d.device_class);
+  for (const auto path : {roofline::matmul_path(d, c.backend, c.weights), roofline::matvec_path(d, c.backend, c.weights)})
+    if (path) out.push_back(b + ".compute_fraction." + std::string(info(*path).name));
+  out.push_back(b + ".compute_factor." + std::string(info(c.weights).name));
+  out.push_back(b + ".overhead_us_per_layer");
+  return out;
+}
+
 void set_mid(Range& r, double mid) {
   const double k = r.mid > 0 ? mid / r.mid : 1;
   r = {r.low * k, mid, r.high * k};
@@ -75,14 +90,16 @@ GlobalFit fit_tables(const calibration::ObservationSet& set, const std::vector<s
     const std::string b(info(backend).name);
     // A backend reaches a different share of peak bandwidth on each class of device (a
     // discrete card's GDDR against a module's shared LPDDR).
+    // Each phase's factors move only with that phase's rows: bandwidth with decode.
     const auto ci = roofline::class_index(d.device_class).value_or(0);
-    if (backend == Backend::cpu && d.cpu_read_gbps && d.cpu_read_kind) {
+    if (o.figure != Figure::decode) {
+    } else if (backend == Backend::cpu && d.cpu_read_gbps && d.cpu_read_kind) {
       const auto& kind = info(*d.cpu_read_kind);
       handle(b + ".bandwidth_fraction." + std::string(kind.fraction_key),
              &*row->bandwidth_of_measured[static_cast<std::size_t>(kind.kind)], nullptr, o.device);
-    }
-    else
+    } else {
       handle(b + ".bandwidth_fraction." + d.device_class, &*row->bandwidth_by_class[ci], nullptr, o.device);
+    }
     // Prefill informs the matrix path's fraction, decode the vector path's (they are one path
     // on devices without matrix units).
     const auto path = o.figure == Figure::prefill ? roofline::matmul_path(d, backend, o.observation.config.weights)
@@ -124,29 +141,58 @@ GlobalFit fit_tables(const calibration::ObservationSet& set, const std::vector<s
     }
   };
 
-  // Devices stripped of calibrations are prepared once per evaluation with the trial tables.
-  std::vector<std::string> device_ids;
-  for (auto i : use)
-    if (std::find(device_ids.begin(), device_ids.end(), obs[i].device) == device_ids.end()) device_ids.push_back(obs[i].device);
+  // The handles each observation's prediction reads (its backend's bandwidth for its class or
+  // measured kind, both of its compute paths, its format's factor, the per-layer cost): a trial
+  // that moves a few handles re-predicts only the observations that read them.
+  std::map<std::string, std::size_t> index_of;
+  for (std::size_t k = 0; k < handles.size(); ++k) index_of[handles[k].name] = k;
+  std::vector<std::size_t> timed;
+  std::vector<std::vector<std::size_t>> readers(handles.size());  // handle -> positions in `timed`
+  for (auto i : use) {
+    const auto& o = obs[i];
+    if (o.figure == Figure::memory || !t.backends[static_cast<std::size_t>(o.observation.config.backend)]) continue;
+    for (const auto& name : handles_read(set.device(o.device), o.observation.config))
+      if (const auto it = index_of.find(name); it != index_of.end()) readers[it->second].push_back(timed.size());
+    timed.push_back(i);
+  }
+  // Devices stripped of calibrations, prepared with the trial tables when a handle they read moves.
+  std::map<std::string, solver::PreparedDevice> prepared;
+  std::vector<double> cost(timed.size(), 0.0), last;
+  auto predict = [&](std::size_t k) {
+    const auto& o = obs[timed[k]];
+    cost[k] = 0;
+    const auto it = prepared.find(o.device);
+    if (it == prepared.end()) return;
+    const auto e = solver::estimate_speed(*o.observation.model, it->second, o.observation.config);
+    if (!e.ok()) return;
+    const double w = 1.0 / per_device_figure[{o.device, int(o.figure)}];
+    const double err = o.figure == Figure::decode
+                           ? calibration::log_error(e->latency.decode_tok_s.mid, *o.observation.decode_tok_s)
+                           : calibration::log_error(e->latency.ttft_ms.mid, *o.observation.ttft_ms);
+    cost[k] = w * err * err;
+  };
   auto error = [&](const std::vector<double>& v) {
     apply(v);
-    std::map<std::string, solver::PreparedDevice> prepared;
-    for (const auto& id : device_ids)
-      if (auto pd = solver::PreparedDevice::prepare(set.device(id), t, false); pd.ok()) prepared.emplace(id, std::move(*pd));
-    double sum = 0;
-    for (auto i : use) {
-      const auto& o = obs[i];
-      if (o.figure == Figure::memory) continue;
-      const auto it = prepared.find(o.device);
-      if (it == prepared.end()) continue;
-      const auto e = solver::estimate(*o.observation.model, it->second, o.observation.config, nullptr, false);
-      if (!e.ok()) continue;
-      const double w = 1.0 / per_device_figure[{o.device, int(o.figure)}];
-      const double err = o.figure == Figure::decode
-                             ? calibration::log_error(e->latency.decode_tok_s.mid, *o.observation.decode_tok_s)
-                             : calibration::log_error(e->latency.ttft_ms.mid, *o.observation.ttft_ms);
-      sum += w * err * err;
+    std::vector<std::size_t> stale;
+    if (last.empty()) {
+      for (std::size_t k = 0; k < timed.size(); ++k) stale.push_back(k);
+    } else {
+      for (std::size_t h = 0; h < v.size(); ++h)
+        if (v[h] != last[h]) stale.insert(stale.end(), readers[h].begin(), readers[h].end());
+      std::sort(stale.begin(), stale.end());
+      stale.erase(std::unique(stale.begin(), stale.end()), stale.end());
     }
+    last = v;
+    std::set<std::string> devices;
+    for (auto k : stale) devices.insert(obs[timed[k]].device);
+    for (const auto& id : devices) {
+      prepared.erase(id);
+      if (auto pd = solver::PreparedDevice::prepare(set.device(id), t, solver::PreparedDevice::Purpose::fitting); pd.ok())
+        prepared.emplace(id, std::move(*pd));
+    }
+    for (auto k : stale) predict(k);
+    double sum = 0;
+    for (double c : cost) sum += c;
     return sum;
   };
   if (!params.empty()) out.error = calibration::coordinate_search(params, error, std::log(2.0), 1e-2);
@@ -162,9 +208,9 @@ GlobalFit fit_tables(const calibration::ObservationSet& set, const std::vector<s
   for (auto i : use) {
     const auto& o = obs[i];
     if (o.figure != Figure::memory) continue;
-    auto pd = solver::PreparedDevice::prepare(set.device(o.device), t, false);
+    auto pd = solver::PreparedDevice::prepare(set.device(o.device), t, solver::PreparedDevice::Purpose::fitting);
     if (!pd.ok()) continue;
-    const auto e = solver::estimate(*o.observation.model, *pd, o.observation.config, nullptr, false);
+    const auto e = solver::estimate_speed(*o.observation.model, *pd, o.observation.config);
     if (!e.ok()) continue;
     const auto& m = e->memory;
     const std::pair key{o.observation.config.backend, o.observation.config.runtime};

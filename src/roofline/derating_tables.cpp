@@ -217,10 +217,32 @@ Status apply_fitted(const std::string& text, const std::string& file, DeratingTa
       read_backend(row, *slot, false);
       slot->fitted_on = fitted_on;
     });
+  if (root.has("ranges")) {
+    tables.error_bands.clear();
+    for (auto r : root.map_list("ranges")) {
+      ErrorBand b;
+      const auto kind = r.choice("kind", {"cpu", "gpu", "npu"});
+      b.kind = kind == "cpu" ? BackendKind::cpu : kind == "gpu" ? BackendKind::gpu : BackendKind::npu;
+      b.phase = r.choice("phase", {"decode", "prefill"}) == "decode" ? Phase::decode : Phase::prefill;
+      b.low = r.positive("low");
+      b.high = r.positive("high");
+      b.points = r.count("points");
+      if (!r.context().failed() && !(b.low <= 1 && 1 <= b.high))
+        r.context().fail(r.node(), r.path(), "needs low <= 1 <= high (measured / predicted)");
+      r.finish();
+      tables.error_bands.push_back(b);
+    }
+  }
   root.raw("devices");  // per-device calibrations: devices/device_db reads them
   root.finish();
   if (ctx.failed()) return ctx.error();
   return Ok{};
+}
+
+const ErrorBand* DeratingTables::error_band(BackendKind kind, Phase phase) const {
+  for (const auto& b : error_bands)
+    if (b.kind == kind && b.phase == phase) return &b;
+  return nullptr;
 }
 
 Result<const DeratingTables*> prior_derating_tables() {

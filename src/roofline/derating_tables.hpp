@@ -70,10 +70,25 @@ struct OffloadTier {
   std::string source;
 };
 
+// How far published measurements fall from trilemma's predictions when the page they come from
+// was held out of every fit (devices/fitted.yaml `ranges`, written from the leave-one-source-out
+// residuals): measured / predicted at the 10th and 90th percentiles, per backend kind and phase.
+// A figure's printed range is its prediction times these, so 80% of measurements like the
+// held-out ones fall inside.
+enum class Phase : std::uint8_t { decode, prefill };
+struct ErrorBand {
+  BackendKind kind = BackendKind::cpu;
+  Phase phase = Phase::decode;
+  double low = 1, high = 1;  // measured / predicted
+  std::uint32_t points = 0;  // held-out measurements behind it
+};
+
 struct DeratingTables {
   std::array<std::optional<BackendDerating>, static_cast<std::size_t>(Backend::count)> backends;
   std::array<OffloadTier, k_device_classes.size()> offload;
+  std::vector<ErrorBand> error_bands;
   const BackendDerating* find(Backend backend) const;
+  const ErrorBand* error_band(BackendKind kind, Phase phase) const;
 };
 
 Result<DeratingTables> parse_derating_tables(const std::string& yaml_text, const std::string& file);

@@ -92,7 +92,8 @@ std::optional<Efficiency> efficiency(const DeratingTables& tables, const devices
     e.bandwidth_fraction = **of_measured;
   }
   const double factor = row->compute_factor(weights);
-  auto scaled = [factor](Range r) { return Range{r.low * factor, r.mid * factor, r.high * factor}; };
+  // A format's factor moves it along its path, never past the path's peak.
+  auto scaled = [factor](Range r) { return Range{std::min(r.low * factor, 1.0), std::min(r.mid * factor, 1.0), std::min(r.high * factor, 1.0)}; };
   e.compute_fraction = scaled(row->compute(*path));
   e.decode_compute_fraction = scaled(row->compute(e.decode_path));
   e.overhead_ms = row->overhead_ms;

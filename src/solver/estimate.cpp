@@ -213,6 +213,7 @@ Result<Speculation> speculate(const PreparedModel& pm, const PreparedDevice& pd,
   };
   const auto& a = out.acceptance.rate;
   out.tokens_per_pass = tokens_per_pass(a.mid);
+  out.acceptance_spread = {tokens_per_pass(a.low) / out.tokens_per_pass, 1, tokens_per_pass(a.high) / out.tokens_per_pass};
   out.ms_per_token = Machines::ordered(round_ms(draft_m.fast, target.fast) / tokens_per_pass(a.high),
                                        round_ms(draft_m.mid, target.mid) / tokens_per_pass(a.mid),
                                        round_ms(draft_m.slow, target.slow) / tokens_per_pass(a.low));
@@ -224,8 +225,9 @@ Result<Speculation> speculate(const PreparedModel& pm, const PreparedDevice& pd,
   return out;
 }
 
-Result<Estimate> estimate(const PreparedModel& pm, const PreparedDevice& pd, const DeploymentConfig& c,
-                          const PreparedModel* draft, bool with_basis) {
+namespace {
+Result<Estimate> speed_and_memory(const PreparedModel& pm, const PreparedDevice& pd, const DeploymentConfig& c,
+                                  const PreparedModel* draft, bool with_basis) {
   const auto& s = pm.model->shape;
   TRILEMMA_TRY(eff, efficiency_of(pd, c.backend, c.weights));
   Estimate e;
@@ -247,6 +249,7 @@ Result<Estimate> estimate(const PreparedModel& pm, const PreparedDevice& pd, con
   l.path_peak_gops = pd.device->peak_gops(eff->path, c.threads).value_or(0);
   l.prefill_flops = pre.cost.flops + pre.cost.attention_flops;
   Range decode_ms = step.ms;
+  Range acceptance_spread = Range::exact(1);
   l.ttft_ms = pre.ms;
 
   if (c.speculative.on()) {
@@ -256,6 +259,7 @@ Result<Estimate> estimate(const PreparedModel& pm, const PreparedDevice& pd, con
     l.draft_cost_ratio = spec.draft_cost_ratio;
     l.speedup = step.ms.mid / spec.ms_per_token.mid;
     decode_ms = spec.ms_per_token;
+    acceptance_spread = spec.acceptance_spread;
     l.ttft_ms = {l.ttft_ms.low + spec.ttft_extra_ms.low, l.ttft_ms.mid + spec.ttft_extra_ms.mid,
                  l.ttft_ms.high + spec.ttft_extra_ms.high};
     e.memory.draft_bytes = spec.draft_bytes;
@@ -264,6 +268,18 @@ Result<Estimate> estimate(const PreparedModel& pm, const PreparedDevice& pd, con
   const double prompt = std::min(c.prompt, c.context);
   l.decode_tok_s = {1000.0 / decode_ms.high, 1000.0 / decode_ms.mid, 1000.0 / decode_ms.low};
   l.prefill_tok_s = {prompt / l.ttft_ms.high * 1000.0, prompt / l.ttft_ms.mid * 1000.0, prompt / l.ttft_ms.low * 1000.0};
+  // Where the fit measured how far held-out measurements fall from predictions like this one,
+  // that is the range (the machines' spread of fitted fractions knows nothing of the model's
+  // own error); a speculative plan's also spans its acceptance's.
+  const auto kind = info(c.backend).kind;
+  if (const auto* band = pd.tables->error_band(kind, roofline::Phase::decode)) {
+    const Range spread = c.speculative.on() ? acceptance_spread : Range::exact(1);
+    l.decode_tok_s = {l.decode_tok_s.mid * band->low * spread.low, l.decode_tok_s.mid, l.decode_tok_s.mid * band->high * spread.high};
+  }
+  if (const auto* band = pd.tables->error_band(kind, roofline::Phase::prefill)) {
+    l.prefill_tok_s = {l.prefill_tok_s.mid * band->low, l.prefill_tok_s.mid, l.prefill_tok_s.mid * band->high};
+    l.ttft_ms = {l.ttft_ms.mid / band->high, l.ttft_ms.mid, l.ttft_ms.mid / band->low};
+  }
   e.memory.total_bytes = e.memory.weights_bytes + e.memory.kv_bytes + e.memory.scratch_bytes + e.memory.runtime_bytes +
                          e.memory.draft_bytes;
   if (with_basis) {
@@ -273,7 +289,19 @@ Result<Estimate> estimate(const PreparedModel& pm, const PreparedDevice& pd, con
                                             std::string(info(c.backend).name) + ", " +
                                             std::string(info(c.weights).name) + " weights)");
   }
-  if (const auto* draw = pd.power(c.backend)) e.energy = power::energy(*draw, l, pd.device->battery_wh);
+  return e;
+}
+}  // namespace
+
+Result<Estimate> estimate_speed(const PreparedModel& pm, const PreparedDevice& pd, const DeploymentConfig& c,
+                                const PreparedModel* draft) {
+  return speed_and_memory(pm, pd, c, draft, false);
+}
+
+Result<Estimate> estimate(const PreparedModel& pm, const PreparedDevice& pd, const DeploymentConfig& c,
+                          const PreparedModel* draft, bool with_basis) {
+  TRILEMMA_TRY(e, speed_and_memory(pm, pd, c, draft, with_basis));
+  if (const auto* draw = pd.power(c.backend)) e.energy = power::energy(*draw, e.latency, pd.device->battery_wh);
   else e.energy.basis = pd.power_gap(c.backend);
   if (with_basis) e.basis.push_back("power: " + e.energy.basis);
   auto traits = pm.loss_traits(c.weights);

@@ -74,6 +74,7 @@ struct Speculation {
   double tokens_per_pass = 0;
   Range ms_per_token;
   Range ttft_extra_ms;         // draft prefill + first round
+  Range acceptance_spread;     // tokens per pass at the acceptance's low and high over its mid
   double draft_bytes = 0;      // the draft's weights, KV and scratch
   double draft_cost_ratio = 0;  // draft step / target step
 };
@@ -87,5 +88,10 @@ Result<Speculation> speculate(const PreparedModel& pm, const PreparedDevice& pd,
 // backend and formats (the planner only asks for ones it can).
 Result<Estimate> estimate(const PreparedModel& model, const PreparedDevice& device, const DeploymentConfig& config,
                           const PreparedModel* draft = nullptr, bool with_basis = true);
+
+// Latency and memory only (accuracy and energy left at their defaults, no basis): what a fit
+// compares with measurements, thousands of times per fit.
+Result<Estimate> estimate_speed(const PreparedModel& model, const PreparedDevice& device, const DeploymentConfig& config,
+                                const PreparedModel* draft = nullptr);
 
 }  // namespace trilemma::solver

@@ -106,7 +106,8 @@ Result<PreparedDevice> PreparedDevice::prepare(const devices::Device& d) {
 }
 
 Result<PreparedDevice> PreparedDevice::prepare(const devices::Device& d, const roofline::DeratingTables& tables,
-                                               bool with_basis) {
+                                               Purpose purpose) {
+  const bool with_basis = purpose == Purpose::plans;
   TRILEMMA_TRY(classes, devices::class_table());
   (void)classes;  // usable_memory_gib reads it; loading it here surfaces a broken table as an error
   TRILEMMA_TRY(power_tables, power::power_tables());
@@ -118,7 +119,7 @@ Result<PreparedDevice> PreparedDevice::prepare(const devices::Device& d, const r
   for (const auto& b : backends()) {
     if (!d.has_backend(b.backend)) continue;
     const auto bi = static_cast<std::size_t>(b.backend);
-    p.m_power[bi] = power::power_draw(d, b.backend, *power_tables, &p.m_power_gap[bi]);
+    if (with_basis) p.m_power[bi] = power::power_draw(d, b.backend, *power_tables, &p.m_power_gap[bi]);
     for (const auto& w : weight_formats())
       p.m_efficiency[bi][static_cast<std::size_t>(w.format)] = roofline::efficiency(tables, d, b.backend, w.format, with_basis);
     for (auto kv : kv_formats())

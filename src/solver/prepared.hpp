@@ -43,9 +43,11 @@ struct PreparedDevice {
   roofline::OffloadTier offload;
   // Fails when a built-in table (devices/derating.yaml, devices/classes.yaml) does not load.
   static Result<PreparedDevice> prepare(const devices::Device& device);
-  // With other derating tables (a fit's trial values); `with_basis` = false skips the text.
+  // With other derating tables (a fit's trial values). `fitting` skips what only a plan
+  // prints (the basis text, the power draws): a fit prepares devices thousands of times.
+  enum class Purpose { plans, fitting };
   static Result<PreparedDevice> prepare(const devices::Device& device, const roofline::DeratingTables& tables,
-                                        bool with_basis = true);
+                                        Purpose purpose = Purpose::plans);
 
   // nullptr when `backend` cannot run `weights` on this device (not listed, no compute path
   // with a peak, or a format the backend does not run).

@@ -2,6 +2,9 @@
 // efficiencies are known is recovered from results generated with them.
 #include <catch2/catch.hpp>
 
+#include <cmath>
+#include <deque>
+
 #include "calibration/fit.hpp"
 #include "calibration/observations.hpp"
 #include "devices/device_db.hpp"
@@ -147,4 +150,150 @@ TEST_CASE("calibration::fit: recovers a device's known efficiencies from results
   CHECK(after.decode < 0.01);
   CHECK(after.ttft < 0.01);
   CHECK(after.memory < 0.01);
+}
+
+namespace {
+
+// Observations of `truth` on the Raspberry Pi 5: decode and prefill of two models at two
+// formats, each its own observation (published rows give the phases apart), from `source`.
+struct Synthetic {
+  std::vector<models::Model> models = models::builtin_models().value();
+  std::deque<solver::PreparedModel> prepared;
+  Synthetic() {
+    for (const char* id : {"smollm2-135m", "llama-3.2-1b"})
+      for (const auto& m : models)
+        if (m.id == id) prepared.push_back(solver::PreparedModel::prepare(m));
+  }
+  std::vector<calibration::Observation> observations(const devices::Device& truth, bool decode, bool prefill,
+                                                     const std::string& source) const {
+    const auto pd = solver::PreparedDevice::prepare(truth).value();
+    std::vector<calibration::Observation> out;
+    for (const auto& pm : prepared)
+      for (auto w : {WeightFormat::q4_0, WeightFormat::q8_0}) {
+        calibration::Observation o;
+        o.model = &pm;
+        o.config.weights = w;
+        o.config.threads = 4;
+        o.config.prompt = 512;
+        o.config.context = 640;
+        o.source = source;
+        o.label = source + " " + pm.model->id + " " + std::string(info(w).name);
+        const auto e = solver::estimate(pm, pd, o.config).value();
+        if (decode) out.push_back(o), out.back().decode_tok_s = e.latency.decode_tok_s.mid;
+        if (prefill) out.push_back(o), out.back().ttft_ms = e.latency.ttft_ms.mid;
+      }
+    return out;
+  }
+};
+
+devices::Device pi5_with(double bandwidth, double compute) {
+  auto d = devices::resolve_device("raspberry-pi-5").value();
+  d.calibration.reset();
+  devices::Calibration t;
+  t.fitted_on = "truth";
+  t.at("cpu").bandwidth_fraction = {{"all", bandwidth}};
+  t.at("cpu").compute_fraction = {{"cpu_int8_dot", compute}};
+  d.calibration = t;
+  return d;
+}
+
+calibration::FitOptions published_options() {
+  calibration::FitOptions o;
+  o.bandwidth_per_format = false;
+  o.compute_per_format = false;
+  o.attention = false;
+  o.memory = false;
+  o.max_fraction = 1.0;
+  o.min_bandwidth_fraction = 0.1;
+  o.drop_at_bound = true;
+  return o;
+}
+
+std::optional<double> factor(const devices::Calibration& c, const std::string& name) {
+  const auto* b = c.find("cpu");
+  if (!b) return std::nullopt;
+  for (const auto* table : {&b->bandwidth_fraction, &b->compute_fraction})
+    for (const auto& [k, v] : *table)
+      if ((table == &b->bandwidth_fraction ? "bandwidth_fraction." : "compute_fraction.") + k == name) return v;
+  return std::nullopt;
+}
+
+}  // namespace
+
+TEST_CASE("calibration::fit: a phase's factor moves only with that phase's measurements", "[calibration]") {
+  Synthetic s;
+  auto device = devices::resolve_device("raspberry-pi-5").value();
+  device.calibration.reset();
+  // Prefill only (the Snapdragon X Elite's published CPU rows were): compute is fitted, the
+  // bandwidth keeps the tables' value instead of whatever the prefill times let it drift to.
+  const auto prefill_only = s.observations(pi5_with(0.5, 0.15), false, true, "page-a");
+  const auto fitted = calibration::fit(device, prefill_only, published_options(), "test");
+  CHECK_FALSE(factor(fitted, "bandwidth_fraction.all"));
+  REQUIRE(factor(fitted, "compute_fraction.cpu_int8_dot"));
+  CHECK(*factor(fitted, "compute_fraction.cpu_int8_dot") == Approx(0.15).epsilon(0.05));
+  // Decode only: bandwidth, no compute.
+  const auto decode_only = calibration::fit(device, s.observations(pi5_with(0.5, 0.15), true, false, "page-a"),
+                                            published_options(), "test");
+  CHECK(factor(decode_only, "bandwidth_fraction.all"));
+  CHECK_FALSE(factor(decode_only, "compute_fraction.cpu_int8_dot"));
+}
+
+TEST_CASE("calibration::fit: each factor records the independent sources behind it", "[calibration]") {
+  Synthetic s;
+  auto device = devices::resolve_device("raspberry-pi-5").value();
+  device.calibration.reset();
+  auto obs = s.observations(pi5_with(0.5, 0.15), true, false, "page-a");
+  const auto more = s.observations(pi5_with(0.5, 0.15), true, true, "page-b");
+  obs.insert(obs.end(), more.begin(), more.end());
+  const auto fitted = calibration::fit(device, obs, published_options(), "test");
+  const auto& sources = fitted.find("cpu")->sources;
+  auto count = [&](const std::string& name) {
+    for (const auto& [k, n] : sources)
+      if (k == name) return int(n);
+    return -1;
+  };
+  CHECK(count("bandwidth_fraction.all") == 2);        // decode rows of both pages
+  CHECK(count("compute_fraction.cpu_int8_dot") == 1);  // prefill rows of page-b only
+}
+
+TEST_CASE("calibration::fit: a factor pushed to a physical bound is left out and reported with its rows", "[calibration]") {
+  Synthetic s;
+  auto device = devices::resolve_device("raspberry-pi-5").value();
+  device.calibration.reset();
+  // Decodes at 3% of the peak bandwidth: no engine is that slow; the peak or the run is wrong.
+  const auto obs = s.observations(pi5_with(0.03, 0.15), true, false, "slow-page");
+  const auto fitted = calibration::fit(device, obs, published_options(), "test");
+  const auto* cpu = fitted.find("cpu");
+  REQUIRE(cpu);
+  CHECK_FALSE(factor(fitted, "bandwidth_fraction.all"));  // the tables' value stands
+  REQUIRE(cpu->at_bound.size() == 1);
+  CHECK(cpu->at_bound[0].find("bandwidth_fraction.all") == 0);
+  CHECK(cpu->at_bound[0].find("(lower bound)") != std::string::npos);
+  CHECK(cpu->at_bound[0].find("slow-page smollm2-135m q4_0") != std::string::npos);
+}
+
+TEST_CASE("calibration::fit: with prior_sources a factor moves part of the way, by its evidence", "[calibration]") {
+  Synthetic s;
+  auto device = devices::resolve_device("raspberry-pi-5").value();
+  device.calibration.reset();
+  const double prior = solver::PreparedDevice::prepare(device).value().efficiency(Backend::cpu, WeightFormat::q4_0)->bandwidth_fraction.mid;
+  const double truth = prior * 0.6;
+  auto fitted_with = [&](int pages, double prior_sources) {
+    std::vector<calibration::Observation> obs;
+    for (int p = 0; p < pages; ++p) {
+      auto page = s.observations(pi5_with(truth, 0.15), true, false, "page-" + std::to_string(p));
+      // Each page's rows weigh one in all, as fidelity weighs them.
+      for (auto& o : page) o.weight = 1.0 / double(page.size());
+      obs.insert(obs.end(), page.begin(), page.end());
+    }
+    auto o = published_options();
+    o.prior_sources = prior_sources;
+    return *factor(calibration::fit(device, obs, o, "test"), "bandwidth_fraction.all");
+  };
+  const double free = fitted_with(1, 0), one = fitted_with(1, 1), four = fitted_with(4, 1);
+  CAPTURE(prior, truth, free, one, four);
+  CHECK(free == Approx(truth).epsilon(0.03));
+  // One page against a prior worth one page: about half way in log space; four pages: 4/5.
+  CHECK(std::log(one / prior) == Approx(0.5 * std::log(truth / prior)).margin(0.05));
+  CHECK(std::log(four / prior) == Approx(0.8 * std::log(truth / prior)).margin(0.05));
 }

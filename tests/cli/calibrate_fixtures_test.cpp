@@ -156,3 +156,51 @@ TEST_CASE("calibrate: a folder's other files are not results", "[cli][shared]") 
   CHECK(r.out.find("README.md:1: not llama-bench output") != std::string::npos);
   CHECK_FALSE(fs::exists(d.path / "x.yaml"));
 }
+
+TEST_CASE("calibrate: plan pinned to each fitted point's configuration reproduces calibrate's after-fit prediction", "[cli][shared]") {
+  // Another host than the fixtures' (4 AVX2 cores at 3 GHz, 40 GB/s): the fit moves every
+  // factor, and the profile it writes must predict through `plan` what calibrate printed.
+  Dir d;
+  const auto host = d.path / "other-host.yaml";
+  std::ofstream(host) << "id: other-host\nname: other host\nvendor: test\nclass: laptop\n"
+                         "memory: {ram_options_gib: [16], default_ram_gib: 16, unified: true, type: test, "
+                         "peak_bandwidth_gbps: 40, bandwidth_basis: measured, os_reserve_gib: 2}\n"
+                         "cpu: {isa: x86-64, clusters: [{kind: performance, cores: 4, core: test, clock_ghz: 3.0, "
+                         "fp32_flops_per_cycle: 32, int8_dot_ops_per_cycle: 64}]}\nbackends: [cpu]\n"
+                         "sources: [{fields: [memory, cpu], basis: a test host unlike the fixtures'}]\n";
+  const auto profile = d.path / "open.yaml";
+  std::ofstream(profile) << "id: open\nname: Open\nuse_cases: test\nkeeps: latency\nconstraints: {}\n"
+                            "objective:\n  - {metric: decode_tok_s, direction: max, tolerance_pct: 0}\n"
+                            "defaults: {context: 128, prompt: 64}\n";
+  const auto out = (d.path / "cal.yaml").string();
+  const auto r = run(d, "calibrate --device " + host.string() + " --from " + fixture("tinyllama-shape-q4_0.json") + " " +
+                            fixture("tinyllama-shape-q8_0.json") + " --out " + out + " --json");
+  INFO(r.out);
+  REQUIRE((r.code == 0 || r.code == 1));  // a point may stay out of tolerance on a host this unlike
+  const auto doc = json::parse(r.out);
+  int compared = 0, at_depth = 0;
+  for (const auto& p : doc["points"]) {
+    const auto& c = p["config"];
+    CAPTURE(p["label"].get<std::string>());
+    // plan prefills from an empty cache: a prompt after a cached one (llama-bench's pp @ dN) has
+    // no flag to pin it, so those points are counted apart.
+    if (p["figure"] == "prefill_tok_s" && c["prompt_depth"].get<int>() > 0) {
+      ++at_depth;
+      continue;
+    }
+    const auto plan = run(d, "plan -m " + c["model"].get<std::string>() + " -d " + out + " -s " + profile.string() +
+                                 " --weights " + c["weights"].get<std::string>() + " --backend " + c["backend"].get<std::string>() +
+                                 " --threads " + std::to_string(c["threads"].get<int>()) + " --kv " + c["kv"].get<std::string>() +
+                                 " --kv-strategy contiguous --no-speculative --imatrix no --context " +
+                                 std::to_string(c["context"].get<int>()) + " --prompt " + std::to_string(c["prompt"].get<int>()) + " --json");
+    REQUIRE(plan.code == 0);
+    const auto chosen = json::parse(plan.out)["chosen"]["latency"];
+    const double planned = chosen[p["figure"].get<std::string>()]["mid"].get<double>();
+    const double after = p["after"]["predicted"].get<double>();
+    CAPTURE(planned, after);
+    CHECK(planned == Approx(after).epsilon(1e-6));
+    ++compared;
+  }
+  CHECK(compared == 8);  // 6 at depth 0, and the two decode points at depth 256 (plan's decode is at the context's end)
+  CHECK(at_depth == 2);
+}

@@ -149,6 +149,8 @@ TEST_CASE("devices::device_to_yaml: a written profile reads back", "[devices]") 
   cpu.attention_fraction = {{"q8_0", 0.05}};
   cpu.prefill_attention_fraction = {{"q8_0", 0.09}};
   cpu.speculative_round_ms = 3.5;
+  cpu.sources = {{"bandwidth_fraction.q4_0", 2}, {"compute_fraction.cpu_int8_dot", 1}};
+  cpu.at_bound = {"compute_fraction.q8_0 1.0 (upper bound) from bench.json:3"};
   cal.at("vulkan").bandwidth_fraction = {{"all", 0.6}};
   d->calibration = cal;
   auto back = devices::parse_device(devices::device_to_yaml(*d), "round-trip", "");
@@ -171,6 +173,8 @@ TEST_CASE("devices::device_to_yaml: a written profile reads back", "[devices]") 
   CHECK(b.speculative_round_ms == 3.5);
   CHECK(b.compute_fraction.at(1) == std::pair<std::string, double>{"cpu_int8_dot", 0.3});
   CHECK(b.runtime_mib == 30.0);
+  CHECK(b.sources == std::vector<std::pair<std::string, std::uint32_t>>{{"bandwidth_fraction.q4_0", 2}, {"compute_fraction.cpu_int8_dot", 1}});
+  CHECK(b.at_bound == std::vector<std::string>{"compute_fraction.q8_0 1.0 (upper bound) from bench.json:3"});
   REQUIRE(c.find("vulkan"));
   CHECK(c.find("vulkan")->bandwidth_fraction.at(0) == std::pair<std::string, double>{"all", 0.6});
 }

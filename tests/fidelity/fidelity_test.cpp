@@ -4,12 +4,15 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "calibration/observations.hpp"
 #include "devices/device_db.hpp"
 #include "fidelity/cross_validation.hpp"
 #include "fidelity/fitted_file.hpp"
+#include "fidelity/run.hpp"
 #include "models/catalog.hpp"
 #include "yaml_file.hpp"
 
@@ -17,20 +20,9 @@ using namespace trilemma;
 
 namespace {
 
-struct Data {
-  std::vector<measurements::SpeedRow> rows = measurements::load_speed_rows().value();
-  std::vector<devices::Device> devices = [] {
-    auto all = devices::builtin_devices().value();
-    for (auto& d : all) d.calibration.reset();
-    return all;
-  }();
-  std::vector<models::Model> models = models::builtin_models().value();
-  calibration::ObservationSet set{rows, devices, models};
-};
-
-Data& data() {
-  static Data d;
-  return d;
+fidelity::Dataset& data() {
+  static auto d = fidelity::load_dataset().value();
+  return *d;
 }
 
 // A fitted value by the name global_fit gives it ("cpu.bandwidth_fraction.phone").
@@ -56,31 +48,80 @@ double table_value(const roofline::DeratingTables& t, const std::string& name) {
 
 }  // namespace
 
-TEST_CASE("fidelity: leave-one-device-out errors stay within the committed thresholds", "[fidelity]") {
-  auto& d = data();
-  const auto report = fidelity::leave_one_device_out(d.set, *roofline::prior_derating_tables().value(), 2);
+TEST_CASE("fidelity: each cross-validation's errors and the ranges' coverage stay within the committed thresholds", "[fidelity]") {
+  fidelity::Request q;
+  q.methods = {fidelity::HoldOut::source, fidelity::HoldOut::device, fidelity::HoldOut::runtime};
+  const auto out = fidelity::run(q).value();
   const auto limits = testing::load_yaml_file(std::string(TRILEMMA_SOURCE_DIR) + "/tests/fidelity/thresholds.yaml");
-  for (auto f : fidelity::k_figures) {
-    const auto& s = report.figures[static_cast<std::size_t>(f)];
-    const auto limit = limits[fidelity::figure_name(f)];
-    CAPTURE(fidelity::figure_name(f), s.devices, s.points, s.median, s.p90, s.bias);
-    CHECK(s.devices >= limit["min_devices"].as<int>());
-    CHECK(s.median <= limit["median"].as<double>());
-    CHECK(s.p90 <= limit["p90"].as<double>());
+  const auto& set = *out.data->set;
+  REQUIRE(out.reports.size() == 3);
+  for (const auto& report : out.reports) {
+    for (auto f : fidelity::k_figures) {
+      const auto& s = report.figures[static_cast<std::size_t>(f)];
+      const auto limit = limits[report.method][fidelity::figure_name(f)];
+      CAPTURE(report.method, fidelity::figure_name(f), s.devices, s.points, s.median, s.p90, s.bias);
+      CHECK(s.devices >= limit["min_devices"].as<int>());
+      CHECK(s.median <= limit["median"].as<double>());
+      CHECK(s.p90 <= limit["p90"].as<double>());
+    }
+    // Each held-out group got a prediction for each of its observations.
+    std::size_t predicted = 0;
+    for (const auto& dev : report.devices)
+      for (const auto& e : dev.errors) predicted += e.size();
+    CHECK(predicted == report.points.size());
+    CHECK(double(report.points.size()) >= 0.9 * double(set.observations().size()));
   }
-  // Each held-out device got a prediction for each of its observations.
-  std::size_t predicted = 0;
-  for (const auto& dev : report.devices)
-    for (const auto& e : dev.errors) predicted += e.size();
-  CHECK(predicted == report.points.size());
-  CHECK(double(report.points.size()) >= 0.9 * double(d.set.observations().size()));
+  // devices/fitted.yaml's ranges are the bands of today's leave-one-source-out residuals.
+  const auto bands = fidelity::error_bands(set, out.reports[0]);
+  const auto& committed = roofline::derating_tables().value()->error_bands;
+  REQUIRE(bands.size() == committed.size());
+  for (std::size_t i = 0; i < bands.size(); ++i) {
+    CAPTURE(i, int(bands[i].kind), int(bands[i].phase));
+    CHECK(committed[i].kind == bands[i].kind);
+    CHECK(committed[i].phase == bands[i].phase);
+    CHECK(committed[i].low == Approx(bands[i].low).epsilon(1e-3));
+    CHECK(committed[i].high == Approx(bands[i].high).epsilon(1e-3));
+    CHECK(committed[i].points == bands[i].points);
+  }
+  // The printed ranges hold what they say out of sample: 80% ranges, 75-85% of held-out points.
+  for (const auto& name : {"all decode", "all prefill"}) {
+    const auto& c = out.coverage.at(name);
+    CAPTURE(name, c.points, c.inside, c.share());
+    CHECK(c.points > 250);
+    CHECK(c.share() >= limits["inside_range"][name]["min"].as<double>());
+    CHECK(c.share() <= limits["inside_range"][name]["max"].as<double>());
+  }
+}
+
+TEST_CASE("fidelity: leave-one-source-out holds out a page and recalibrates its devices without it", "[fidelity]") {
+  auto& d = data();
+  const auto& set = *d.set;
+  // The Raspberry Pi 4's page with the most rows: held out, its points are predicted with a
+  // calibration the other Pi 4 pages fitted (the device has many), never with its own rows.
+  std::map<std::string, int> rows;
+  for (const auto& o : set.observations())
+    if (o.device == "raspberry-pi-4" && o.figure == calibration::Figure::decode) ++rows[o.source];
+  REQUIRE(rows.size() >= 3);
+  const auto page = std::max_element(rows.begin(), rows.end(), [](auto& a, auto& b) { return a.second < b.second; })->first;
+  CAPTURE(page);
+  const auto report = fidelity::hold_out(set, *roofline::prior_derating_tables().value(), fidelity::HoldOut::source, 1, page);
+  REQUIRE_FALSE(report.points.empty());
+  for (const auto& p : report.points) {
+    CHECK(set.observations()[p.observation].source == page);
+    // Decode points of a CPU device with other pages: calibrated on them.
+    if (set.observations()[p.observation].figure == calibration::Figure::decode) CHECK(p.calibrated);
+  }
+  // The same page held out by device: no calibration of its own.
+  const auto by_device = fidelity::hold_out(set, *roofline::prior_derating_tables().value(), fidelity::HoldOut::device, 1, "raspberry-pi-4");
+  for (const auto& p : by_device.points) CHECK_FALSE(p.calibrated);
 }
 
 TEST_CASE("fidelity: devices/fitted.yaml is what a fit of today's data gives", "[fidelity]") {
   auto& d = data();
-  std::vector<std::size_t> all(d.set.observations().size());
+  const auto& set = *d.set;
+  std::vector<std::size_t> all(set.observations().size());
   for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
-  const auto fit = fidelity::fit_tables(d.set, all, *roofline::prior_derating_tables().value());
+  const auto fit = fidelity::fit_tables(set, all, *roofline::prior_derating_tables().value());
   const auto& committed = *roofline::derating_tables().value();
   for (const auto& v : fit.values) {
     CAPTURE(v.name, v.value);
@@ -88,7 +129,7 @@ TEST_CASE("fidelity: devices/fitted.yaml is what a fit of today's data gives", "
     // 4 significant digits in the file; a fit of changed data or code moves more than that.
     CHECK(c == Approx(v.value).epsilon(2e-3).margin(0.6));
   }
-  const auto devices = fidelity::fit_devices(d.set, fit.tables, "check");
+  const auto devices = fidelity::fit_devices(set, fit.tables, "check");
   for (const auto& dev : devices) {
     CAPTURE(dev.device);
     const auto* c = devices::fitted_calibration(dev.device);

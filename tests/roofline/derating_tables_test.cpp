@@ -145,6 +145,32 @@ devices:
   CHECK(bad.error().to_string().find("overhead") != std::string::npos);
 }
 
+TEST_CASE("roofline::apply_fitted: ranges are held-out error bands per backend kind and phase", "[roofline]") {
+  auto t = parse_derating_tables(k_valid, "devices/derating.yaml");
+  REQUIRE(t.ok());
+  const std::string fitted = R"(fitted_on: "test rows"
+backends: {}
+ranges:
+  - {kind: cpu, phase: decode, low: 0.6, high: 1.3, points: 150}
+  - {kind: npu, phase: prefill, low: 0.7, high: 1.5, points: 70}
+)";
+  REQUIRE(apply_fitted(fitted, "devices/fitted.yaml", *t).ok());
+  const auto* band = t->error_band(BackendKind::cpu, Phase::decode);
+  REQUIRE(band);
+  CHECK(band->low == 0.6);
+  CHECK(band->high == 1.3);
+  CHECK(band->points == 150u);
+  CHECK(t->error_band(BackendKind::npu, Phase::prefill));
+  CHECK_FALSE(t->error_band(BackendKind::gpu, Phase::decode));
+  // A band must hold the prediction (low <= 1 <= high); the error names the row.
+  auto bad = apply_fitted(replace(fitted, "low: 0.6", "low: 1.1"), "devices/fitted.yaml", *t);
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.error().to_string().find("ranges[0]") != std::string::npos);
+  bad = apply_fitted(replace(fitted, "kind: cpu", "kind: tpu"), "devices/fitted.yaml", *t);
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.error().to_string().find("ranges[0].kind") != std::string::npos);
+}
+
 TEST_CASE("roofline: the built-in tables load and every backend but NNAPI has a row", "[roofline]") {
   auto priors = prior_derating_tables();
   REQUIRE(priors.ok());
