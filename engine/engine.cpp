@@ -137,8 +137,11 @@ Result<GenerateReport> generate_impl(const GenerateOptions& o, const std::functi
     r.prompt_tokens.resize(std::size_t(o.prompt_tokens));
   }
   const int n_prompt = int(r.prompt_tokens.size());
-  const int wanted = o.context > 0 ? o.context : n_prompt + o.steps + (speculative ? o.draft_len : 0);
-  const int capacity = std::min<int>(int(m.shape.context), wanted);
+  if (n_prompt == 0)
+    return usage("prompt", "the prompt encodes to no tokens and the model adds no BOS token to start from: give a non-empty --prompt");
+  // In 64 bits: --steps near INT_MAX must not wrap the context negative.
+  const std::int64_t wanted = o.context > 0 ? o.context : std::int64_t(n_prompt) + o.steps + (speculative ? o.draft_len : 0);
+  const int capacity = int(std::min<std::int64_t>(m.shape.context, wanted));
   if (n_prompt > capacity)
     return usage("prompt", std::to_string(n_prompt) + " tokens exceed the context of " + std::to_string(capacity));
   const KvConfig kvc = kv_config(o.kv, m.shape, capacity, isa);
@@ -228,7 +231,7 @@ Result<ExportReport> export_impl(const ExportOptions& o) {
 
   gguf::GgufWriter w;
   w.add_string("general.architecture", "llama");
-  w.add_string("general.name", m.synthetic ? m.name + " (synthetic weights)" : m.name);
+  w.add_string("general.name", m.synthetic ? m.title + " (synthetic weights)" : m.title);
   w.add_uint32("llama.context_length", s.context);
   w.add_uint32("llama.embedding_length", s.hidden);
   w.add_uint32("llama.feed_forward_length", s.ffn);

@@ -1,12 +1,10 @@
 #include "engine/gguf/gguf_writer.hpp"
 
-#include <sys/stat.h>
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+
+#include "types/staged_file.hpp"
 
 namespace trilemma::gguf {
 namespace {
@@ -100,60 +98,18 @@ std::vector<std::byte> GgufWriter::to_bytes() const {
 }
 
 Status GgufWriter::write(const std::filesystem::path& path) const {
-  // A regular file is replaced atomically (temporary file, then rename); a symlink is followed
-  // to the file it names; a device or FIFO is written in place (replacing /dev/null would turn
-  // it into a regular file); a directory is refused.
-  std::error_code ec;
-  std::filesystem::path resolved = path;
-  if (std::filesystem::is_symlink(path, ec)) resolved = std::filesystem::weakly_canonical(path, ec);
-  const auto st = std::filesystem::status(resolved, ec);
-  if (std::filesystem::is_directory(st)) return make_error(ErrorKind::io, path.string(), "", "is a directory: give a file name");
-  const bool in_place = std::filesystem::exists(st) && !std::filesystem::is_regular_file(st);
-  const std::string target = resolved.string();
-  // `<target>.tmp.<pid>`, the name every trilemma output uses while it is written, so a signal
-  // handler that knows the target can remove it (cli/signal_cleanup.hpp).
-  const std::string tmp = in_place ? target : target + ".tmp." + std::to_string(::getpid());
-  const int fd = ::open(tmp.c_str(), in_place ? (O_WRONLY | O_TRUNC) : (O_WRONLY | O_CREAT | O_TRUNC), 0644);
-  if (fd < 0) return make_error(ErrorKind::io, target, "", std::string("cannot create a temporary file: ") + std::strerror(errno));
-  const auto fail = [&](const char* what) -> Status {
-    const std::string reason = std::string(what) + ": " + std::strerror(errno);
-    ::close(fd);
-    if (!in_place) std::remove(tmp.c_str());
-    return make_error(ErrorKind::io, target, "", reason);
-  };
-  const auto write_all = [&](const std::byte* p, std::size_t n) {
-    while (n > 0) {
-      const ssize_t w = ::write(fd, p, n);
-      if (w < 0 && errno == EINTR) continue;
-      if (w <= 0) return false;
-      p += w;
-      n -= std::size_t(w);
-    }
-    return true;
-  };
+  // Staged beside the target and renamed when complete (types/staged_file.hpp: a symlink
+  // followed, a device or FIFO written in place, a directory or read-only file refused).
+  TRILEMMA_TRY(out, StagedFile::create(path));
   const std::vector<std::byte> head = header();
-  if (!write_all(head.data(), head.size())) return fail("write failed");
+  if (auto w = out.write(head.data(), head.size()); !w.ok()) return w.error();
   const std::vector<std::byte> zeros(m_alignment);
   for (const auto& t : m_tensors) {
-    if (!write_all(t.data.data(), t.data.size())) return fail("write failed");
+    if (auto w = out.write(t.data.data(), t.data.size()); !w.ok()) return w.error();
     const std::size_t pad = align_up(t.data.size(), m_alignment) - t.data.size();
-    if (!write_all(zeros.data(), pad)) return fail("write failed");
+    if (auto w = out.write(zeros.data(), pad); !w.ok()) return w.error();
   }
-  if (in_place) {
-    if (::close(fd) != 0) return make_error(ErrorKind::io, target, "", std::string("close failed: ") + std::strerror(errno));
-    return Ok{};
-  }
-  if (::fsync(fd) != 0) return fail("fsync failed");
-  if (::close(fd) != 0) {
-    std::remove(tmp.c_str());
-    return make_error(ErrorKind::io, target, "", std::string("close failed: ") + std::strerror(errno));
-  }
-  if (std::rename(tmp.c_str(), target.c_str()) != 0) {
-    const std::string reason = std::strerror(errno);
-    std::remove(tmp.c_str());
-    return make_error(ErrorKind::io, target, "", "rename failed: " + reason);
-  }
-  return Ok{};
+  return out.commit();
 }
 
 }  // namespace trilemma::gguf

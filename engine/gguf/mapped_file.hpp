@@ -3,11 +3,17 @@
 #include <cstddef>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <span>
 
 #include "types/result.hpp"
 
 namespace trilemma::gguf {
+
+// Why `path` cannot be read as an input file, or nullopt: missing (an I/O error), a FIFO, device
+// or directory (input: opening a FIFO would wait for a writer forever), a symlink loop or a name
+// too long (input). Never blocks.
+std::optional<Error> input_file_problem(const std::filesystem::path& path);
 
 class MappedFile {
  public:

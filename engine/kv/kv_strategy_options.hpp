@@ -17,8 +17,12 @@ struct OffloadOptions {
   std::filesystem::path spill_dir;   // directory of the slower tier's temp file (empty: the temp dir)
 };
 
+// A page larger than this holds more than any context the planner plans (16M positions at
+// most): refused rather than allocated.
+inline constexpr int k_max_page_positions = 65536;
+
 struct KvStrategyOptions {
-  int page_positions = 16;  // paged, sliding, offload: positions per page
+  int page_positions = 16;  // paged, sliding, offload: positions per page (1..k_max_page_positions)
   SlidingOptions sliding;
   OffloadOptions offload;
 };

@@ -56,7 +56,9 @@ Result<std::unique_ptr<KvCache>> make_kv_cache(const KvConfig& c) {
     return bad("kv_format", fmt + " stores blocks of " + std::to_string(info(c.format).block_elems) +
                                 " along kv_dim, which is " + std::to_string(kv_dim) + " for this model");
   const StrategyRow& row = k_rows[std::size_t(c.strategy)];
-  if (row.pages && c.options.page_positions <= 0) return bad("page_size", "must be > 0 positions");
+  if (row.pages && (c.options.page_positions <= 0 || c.options.page_positions > k_max_page_positions))
+    return bad("page_size", "must be 1 to " + std::to_string(k_max_page_positions) + " positions, got " +
+                                std::to_string(c.options.page_positions));
   if (!row.window && (c.options.sliding.window != 0 || c.options.sliding.sinks != 0))
     return bad("window", "window and sinks apply to the sliding strategy only, not " + strategy);
   if (row.window && c.options.sliding.window <= 0) return bad("window", "sliding needs a window of at least 1 position");

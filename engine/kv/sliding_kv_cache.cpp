@@ -10,14 +10,20 @@
 // With W >= the context this is full attention, bit for bit (same rows, same order).
 #include "engine/kv/kv_pages.hpp"
 
+#include <algorithm>
+
 namespace trilemma::engine {
 namespace {
 
 class SlidingKv final : public PagedKvBase {
  public:
   explicit SlidingKv(const KvConfig& c)
-      : PagedKvBase(c, c.options.page_positions), m_window(c.options.sliding.window), m_sinks(c.options.sliding.sinks) {
-    const int ring_pages = (c.options.sliding.window + c.max_rewrite + m_page - 1) / m_page;
+      : PagedKvBase(c, c.options.page_positions),
+        // A window or sink count beyond the capacity holds no more than the capacity: capped,
+        // so an absurd --window costs what full attention costs, not its own size.
+        m_window(std::min(c.options.sliding.window, c.capacity)),
+        m_sinks(std::min(c.options.sliding.sinks, c.capacity)) {
+    const int ring_pages = int((std::int64_t(m_window) + c.max_rewrite + m_page - 1) / m_page);
     m_ring_slots = ring_pages * m_page;
     m_sink_pages.assign(std::size_t(m_layers), std::vector<std::byte*>(std::size_t((m_sinks + m_page - 1) / m_page), nullptr));
     m_ring.assign(std::size_t(m_layers), std::vector<std::byte*>(std::size_t(ring_pages), nullptr));

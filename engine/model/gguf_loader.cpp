@@ -2,6 +2,9 @@
 // (token_embd, blk.N.attn_q, ..., output_norm, output). Tensor data stays in the mapping
 // unless a conversion is asked for. ggml dims are [cols, rows]: dims[0] is the row length.
 #include "engine/model/loaders.hpp"
+
+#include <filesystem>
+
 #include "engine/model/prepare.hpp"
 
 namespace trilemma::engine {
@@ -45,6 +48,7 @@ Result<Model> load_gguf_model(const gguf::GgufFile& file, const WeightChoice& we
                       "\"" + arch.value_or("") + "\" is not supported (llama)");
   Model m;
   m.name = file.name();
+  m.title = file.get_string("general.name").value_or(std::filesystem::path(file.name()).stem().string());
   if (file.file_backed()) m.storage->keep_file_mapping(file.owner(), file.bytes());
   else m.storage->keep(file.owner());
   const Reader r{file, m};

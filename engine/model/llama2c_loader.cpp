@@ -54,7 +54,8 @@ Result<Model> load_llama2c(const std::filesystem::path& path, const WeightChoice
                           " bytes), file has " + std::to_string(bytes.size()) + " bytes");
 
   Model m;
-  m.name = std::filesystem::path(file).stem().string();  // GGUF general.name: "stories260K", not a path
+  m.name = file;
+  m.title = std::filesystem::path(file).stem().string();  // GGUF general.name: "stories260K", not a path
   m.storage->keep_file_mapping(*mapped, (*mapped)->bytes());
   m.shape.layers = std::uint32_t(layers);
   m.shape.hidden = std::uint32_t(dim);

@@ -100,7 +100,9 @@ class WeightStorage {
 };
 
 struct Model {
-  std::string name;
+  std::string name;   // where it came from, for messages: the file's path, or the synthetic shape's id
+  std::string title;  // the model's own name, written as an export's general.name: its file's
+                      // general.name, else the file's stem (never a local path: reliability D22)
   bool synthetic = false;  // weights from a PRNG, not trained
   ModelShape shape;
   float norm_eps = 1e-5f;

@@ -38,6 +38,7 @@ Result<Model> make_synthetic(const ModelShape& shape, const std::string& name, c
     return make_error(ErrorKind::usage, name, "shape", "synthetic models are dense, gated, bias-free llama shapes");
   Model m;
   m.name = name;
+  m.title = name;
   m.synthetic = true;
   m.shape = shape;
   std::uint64_t index = 0;

@@ -97,6 +97,14 @@ Result<std::span<const float>> Transformer::forward(std::span<const int> tokens,
     run_chunk(tokens.subspan(begin, n), pos0 + int(begin), out, all_logits);
   }
   if (Status s = m_cache->status(); !s.ok()) return s.error();
+  // A NaN or infinite logit means the weights or norms hold one (a corrupt or hostile file):
+  // nothing downstream can rank, sample or score it, so it is the caller's error here.
+  for (std::size_t i = 0; i < m_logits.size(); ++i)
+    if (!std::isfinite(m_logits[i]))
+      return make_error(ErrorKind::input, m_model.name, "logits",
+                        "non-finite logit (" + std::to_string(m_logits[i]) + ") for token " + std::to_string(i % s.vocab) +
+                            " at position " + std::to_string(pos0 + int(all_logits ? i / s.vocab : tokens.size() - 1)) +
+                            ": the model's weights or normalization constants hold a NaN or infinity");
   return std::span<const float>(m_logits);
 }
 

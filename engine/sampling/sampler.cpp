@@ -24,6 +24,14 @@ float Sampler::random_f32() {  // xorshift64*, top 24 bits -> [0, 1)
 
 int Sampler::sample(std::span<const float> logits) {
   if (m_temperature <= 0.0f) return argmax(logits);
+  // Non-finite logits have no distribution (Transformer::forward refuses them; this keeps the
+  // sampler itself defined on any input): the argmax of the finite ones, else token 0.
+  if (!std::all_of(logits.begin(), logits.end(), [](float x) { return std::isfinite(x); })) {
+    int best = -1;
+    for (std::size_t i = 0; i < logits.size(); ++i)
+      if (std::isfinite(logits[i]) && (best < 0 || logits[i] > logits[std::size_t(best)])) best = int(i);
+    return std::max(best, 0);
+  }
   m_probs.assign(logits.begin(), logits.end());
   const float max = *std::max_element(m_probs.begin(), m_probs.end());
   float sum = 0.0f;
@@ -47,6 +55,7 @@ int Sampler::sample(std::span<const float> logits) {
   m_sorted.clear();
   for (std::size_t i = 0; i < m_probs.size(); ++i)
     if (m_probs[i] >= cutoff) m_sorted.emplace_back(m_probs[i], int(i));
+  if (m_sorted.empty()) return argmax(logits);
   std::sort(m_sorted.begin(), m_sorted.end(), [](auto a, auto b) { return a.first > b.first; });
   float mass = 0.0f;
   std::size_t last = m_sorted.size() - 1;

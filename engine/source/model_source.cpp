@@ -3,12 +3,14 @@
 #include <cstring>
 #include <fstream>
 
+#include "engine/gguf/mapped_file.hpp"
 #include "engine/model/loaders.hpp"
 
 namespace trilemma::engine {
 namespace {
 
 bool is_gguf(const std::filesystem::path& path) {
+  if (gguf::input_file_problem(path)) return false;  // the loader reports it
   std::ifstream in(path, std::ios::binary);
   char magic[4] = {};
   return in.read(magic, 4) && std::memcmp(magic, "GGUF", 4) == 0;
@@ -26,6 +28,8 @@ Result<LoadedModel> load_model(const ModelSource& src, ThreadPool& pool) {
     TRILEMMA_TRY(m, make_synthetic(*src.synthetic_shape, name, src.weights, k_synthetic_seed, pool));
     model = std::move(m);
     if (!src.tokenizer_path) tokenizer = Tokenizer::synthetic(int(model->shape.vocab));
+  } else if (auto problem = gguf::input_file_problem(*src.model_path)) {
+    return *problem;
   } else if (is_gguf(*src.model_path)) {
     TRILEMMA_TRY(file, gguf::GgufFile::open(*src.model_path));
     TRILEMMA_TRY(m, load_gguf_model(file, src.weights, pool));
@@ -45,6 +49,7 @@ Result<LoadedModel> load_model(const ModelSource& src, ThreadPool& pool) {
                         "a llama2.c checkpoint has no vocabulary: give a tokenizer file");
   }
   if (src.tokenizer_path) {  // a llama2.c tokenizer.bin, or a GGUF file's vocabulary
+    if (auto problem = gguf::input_file_problem(*src.tokenizer_path)) return *problem;
     if (is_gguf(*src.tokenizer_path)) {
       TRILEMMA_TRY(file, gguf::GgufFile::open(*src.tokenizer_path));
       TRILEMMA_TRY(t, Tokenizer::from_gguf(file));

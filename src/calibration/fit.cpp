@@ -275,6 +275,9 @@ devices::Calibration fit(const devices::Device& device, const std::vector<Observ
     values.clear();
   }
   apply(base, set.factors, values);
+  // The evidence of this fit replaces an earlier calibration's for the backends it fitted.
+  for (const auto& f : set.factors) base.at(f.backend).sources.clear(), base.at(f.backend).at_bound.clear();
+  for (const auto& b : at_bound_backend) base.at(b).sources.clear(), base.at(b).at_bound.clear();
   for (std::size_t k = 0; k < at_bound.size(); ++k) base.at(at_bound_backend[k]).at_bound.push_back(at_bound[k]);
   // The evidence behind each factor: independent sources (an observation without one is its own).
   for (std::size_t k = 0; k < set.factors.size(); ++k) {

@@ -65,7 +65,9 @@ double one_descent(std::vector<Parameter>& parameters, const std::function<doubl
         values = std::move(trial);
       }
     }
-    if (best > at_start * (1 - 1e-3)) step /= 2;
+    // Written so that a NaN error (an overflowing prediction) still halves the step: the loop
+    // always ends (reliability D7).
+    if (!(best < at_start * (1 - 1e-3))) step /= 2;
   }
   for (std::size_t i = 0; i < parameters.size(); ++i) parameters[i].value = values[i];
   return best;
@@ -73,8 +75,13 @@ double one_descent(std::vector<Parameter>& parameters, const std::function<doubl
 
 }  // namespace
 
-double coordinate_search(std::vector<Parameter>& parameters, const std::function<double(const std::vector<double>&)>& error,
+double coordinate_search(std::vector<Parameter>& parameters, const std::function<double(const std::vector<double>&)>& raw_error,
                          double first_step, double last_step) {
+  // A NaN error compares false with everything; as +inf it is simply never better.
+  const std::function<double(const std::vector<double>&)> error = [&](const std::vector<double>& v) {
+    const double e = raw_error(v);
+    return std::isnan(e) ? INFINITY : e;
+  };
   // A descent ends where no single coordinate and no pattern move gains, which on the kinks of
   // a roofline (max of compute and memory times) can be a corner short of the minimum: descend
   // again from there with the first step, until a restart gains nothing.

@@ -1,11 +1,16 @@
 #include "cli/app.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <spdlog/spdlog.h>
 
+#include <cerrno>
+#include <filesystem>
 #include <iostream>
 #include <optional>
 
 #include "cli/commands.hpp"
+#include "cli/json_output.hpp"
 #include "cli/completion.hpp"
 #include "cli/exit_codes.hpp"
 #include "devices/device_db.hpp"
@@ -84,6 +89,25 @@ int run_command(const Handler& handler) {
   } catch (const std::bad_alloc&) {
     std::cerr << "trilemma: error: out of memory\n";
     return k_exit_memory;
+  } catch (const std::filesystem::filesystem_error& e) {
+    // A path the user gave that the system cannot resolve (a symlink loop, a name too long, a
+    // file where a directory is needed) is their input; anything else, a failing disk. Callers
+    // check what they can; this keeps the rest from reading as a bug (reliability D9).
+    const int code = e.code().value();
+    const bool input = code == ELOOP || code == ENAMETOOLONG || code == ENOTDIR || code == ENOENT;
+    std::string path = e.path1().string();
+    if (path.size() > 256) path = path.substr(0, 256) + "...";
+    std::cerr << "trilemma: error: " << path << ": " << e.code().message() << "\n";
+    return input ? k_exit_input : k_exit_io;
+  } catch (const ImpossibleFigure& e) {
+    std::cerr << "trilemma: error: " << e.what()
+              << ": a figure no run or estimate can have; the inputs behind it (a device or model file, a report) are out of range\n";
+    return k_exit_input;
+  } catch (const nlohmann::json::exception& e) {
+    // A field of another type than a reader expects: the readers check the fields they know;
+    // this keeps one they missed from reading as a bug (reliability D8).
+    std::cerr << "trilemma: error: a JSON input holds a field of an unexpected type or value: " << e.what() << "\n";
+    return k_exit_input;
   } catch (const std::exception& e) {
     std::cerr << "trilemma: internal error: " << e.what() << "\n";
     return k_exit_internal;

@@ -108,6 +108,22 @@ Status check_results(const verify::ResultFiles& r, bool skip_unmatched) {
   return Ok{};
 }
 
+// A device id (lowercase, hyphenated: io::is_id) from a file's stem: "My Device" -> "my-device"
+// (a profile with the stem as its id could not be read back: reliability D20).
+std::string device_id_from(const std::string& stem) {
+  std::string id;
+  for (char c : stem) {
+    const char l = (c >= 'A' && c <= 'Z') ? char(c - 'A' + 'a') : c;
+    const bool alnum = (l >= 'a' && l <= 'z') || (l >= '0' && l <= '9');
+    if (alnum) id += l;
+    else if (!id.empty() && id.back() != '-' && id.back() != '.') id += (l == '.' ? '.' : '-');
+  }
+  while (!id.empty() && (id.back() == '-' || id.back() == '.')) id.pop_back();
+  if (id.size() > 128) id.resize(128);
+  while (!id.empty() && (id.back() == '-' || id.back() == '.')) id.pop_back();
+  return id.empty() ? "calibrated-device" : id;
+}
+
 // What a calibration ran on, for the report and the profile: the point count has its own field
 // (calibration.points); this says what and when.
 std::string fitted_on(const verify::ResultFiles& r) {
@@ -205,7 +221,10 @@ int run_calibrate(const CalibrateFlags& f) {
   const std::string out = !f.out.empty() ? f.out : f.device == "host" ? devices::host_profile_path() : device->id + "-calibrated.yaml";
   // A profile file is named after its id (devices validate checks it): the calibrated copy of
   // raspberry-pi-5 in raspberry-pi-5-calibrated.yaml is device raspberry-pi-5-calibrated.
-  fitted->device.id = std::filesystem::path(out).stem().string();
+  fitted->device.id = device_id_from(std::filesystem::path(out).stem().string());
+  if (fitted->device.id != std::filesystem::path(out).stem().string())
+    warn("the profile's id is '{}' (ids are lowercase, hyphenated); name the file {}.yaml for `devices validate`", fitted->device.id,
+         fitted->device.id);
   if (auto w = io::write_file_atomically(out, devices::device_to_yaml(fitted->device)); !w.ok()) return report_error(w.error());
   const CalibrateOutcome outcome{*device, r, *fitted, out, on};
   if (f.as_json) std::cout << json_text(calibrate_json(outcome, f.tol)) << "\n";

@@ -16,6 +16,7 @@
 #include "devices/host_probe.hpp"
 #include "engine/engine.hpp"
 #include "io/atomic_write.hpp"
+#include "memory/memory_model.hpp"
 #include "memory/tensor_layout.hpp"
 #include "models/catalog.hpp"
 #include "solver/plan_document.hpp"
@@ -35,7 +36,8 @@ struct Source {
 Result<Source> resolve_source(const std::string& model, const std::string& synthetic) {
   Source s;
   const std::string id = synthetic.empty() ? model : synthetic;
-  if (synthetic.empty() && std::filesystem::exists(model)) {
+  std::error_code ec;
+  if (synthetic.empty() && std::filesystem::exists(model, ec)) {
     s.path = model;
     return s;
   }
@@ -92,10 +94,11 @@ struct KvFlags {
   void add(CLI::App* cmd) {
     cmd->add_option("--kv", format, "KV format: " + kv_format_names())->capture_default_str();
     cmd->add_option("--kv-strategy", strategy, kv_strategy_names())->capture_default_str();
-    cmd->add_option("--window", window, "sliding: positions kept");
-    cmd->add_option("--sinks", sinks, "sliding: first tokens always kept");
-    cmd->add_option("--page-size", page_size, "positions per KV page")->capture_default_str();
-    cmd->add_option("--kv-resident-mib", resident_mib, "offload: KV kept in memory, MiB");
+    cmd->add_option("--window", window, "sliding: positions kept")->check(CLI::Range(0, int(k_max_context)));
+    cmd->add_option("--sinks", sinks, "sliding: first tokens always kept")->check(CLI::Range(0, int(k_max_context)));
+    cmd->add_option("--page-size", page_size, "positions per KV page")->capture_default_str()->check(
+        CLI::Range(1, engine::k_max_page_positions));
+    cmd->add_option("--kv-resident-mib", resident_mib, "offload: KV kept in memory, MiB")->check(CLI::Range(0.0, 1048576.0));
   }
   Result<engine::KvOptions> options() const {
     engine::KvOptions kv;
@@ -154,16 +157,39 @@ Result<int> apply_cores(const std::string& spec, int threads) {
   return threads == 0 && !cpus->empty() ? int(cpus->size()) : threads;
 }
 
+// The KV cache and scratch a run will allocate, by the planner's formulas (the engine's own
+// layout is within a few percent): 0 when the shape is not known before loading (a llama2.c file).
+double cache_to_hold(const RunFlags& f, const engine::GenerateOptions& o) {
+  std::optional<ModelShape> shape = o.synthetic_shape;
+  if (!shape && o.model_path && o.model_path->extension() == ".gguf")
+    if (auto m = models::resolve_model(o.model_path->string()); m.ok()) shape = m->shape;
+  if (!shape) return 0;
+  // The context: as given, else the prompt (at most a token per byte, BOS included) and the steps.
+  const std::uint64_t prompt = f.prompt_tokens > 0 ? std::uint64_t(f.prompt_tokens) : f.prompt.size() + 1;
+  const std::uint64_t wanted = f.context > 0 ? std::uint64_t(f.context) : prompt + std::uint64_t(f.steps) + std::uint64_t(f.draft_len);
+  const auto context = std::uint32_t(std::min<std::uint64_t>({wanted, shape->context, k_max_context}));
+  DeploymentConfig c;
+  c.kv_type = o.kv.format;
+  c.kv_strategy = o.kv.strategy;
+  c.context = context;
+  c.kv_params.sliding.window = std::uint32_t(std::max(0, o.kv.options.sliding.window));
+  c.kv_params.sliding.sinks = std::uint32_t(std::max(0, o.kv.options.sliding.sinks));
+  return memory::kv_bytes(*shape, c, context) + memory::scratch_bytes(*shape, 64, context, true);
+}
+
 // Refuses up front what cannot fit: loading an 8B f32 model on a 16 GB machine ends with the
-// kernel killing the process (issue 14).
+// kernel killing the process (issue 14), and so does a 128K-token f32 cache in a 2 GiB container
+// (reliability D13): weights, KV and scratch against what this process may still take.
 Status check_weights_fit(const RunFlags& f, const engine::GenerateOptions& o, const EngineWeights& w) {
   const auto available = devices::available_memory_bytes();
   if (!available || f.force) return Ok{};
-  const double need = weights_to_hold(o, w);
-  if (need <= *available) return Ok{};
+  const double weights = weights_to_hold(o, w), cache = cache_to_hold(f, o);
+  if (weights + cache <= *available) return Ok{};
   return make_error(ErrorKind::infeasible, f.synthetic.empty() ? f.model : f.synthetic, "memory",
-                    "the weights alone need " + gib(need) + ", this machine has " + gib(*available) +
-                        " available: pick smaller weights (--weights q4_0), or --force to try anyway");
+                    "the run needs " + gib(weights + cache) + " (weights " + gib(weights) + ", KV cache and scratch " +
+                        gib(cache) + "), this process may take " + gib(*available) +
+                        " (available memory, within its cgroup's limit): pick smaller weights (--weights q4_0), a "
+                        "smaller --context or --kv, or --force to try anyway");
 }
 
 Status set_draft(engine::GenerateOptions& o, const RunFlags& f) {
@@ -193,7 +219,6 @@ Status set_draft(engine::GenerateOptions& o, const RunFlags& f) {
 Result<engine::GenerateOptions> generate_options(const RunFlags& f) {
   engine::GenerateOptions o;
   TRILEMMA_TRY(weights, set_source(o, f.model, f.synthetic, f.tokenizer, f.weights));
-  if (auto s = check_weights_fit(f, o, weights); !s.ok()) return s.error();
   if (f.steps < 0 || f.threads < 0 || f.temperature < 0 || !(f.top_p > 0 && f.top_p <= 1))
     return make_error(ErrorKind::usage, "", "", "--steps, --threads, --temperature must be >= 0 and --top-p in (0, 1]");
   if (f.context < 0) return make_error(ErrorKind::usage, "--context", "", "must be >= 0");
@@ -205,6 +230,7 @@ Result<engine::GenerateOptions> generate_options(const RunFlags& f) {
   o.force_scalar = f.scalar;
   o.measure_baseline = f.baseline;
   if (auto s = set_draft(o, f); !s.ok()) return s.error();
+  if (auto s = check_weights_fit(f, o, weights); !s.ok()) return s.error();
   return o;
 }
 
@@ -306,7 +332,7 @@ Result<engine::ExportOptions> export_options(const ExportFlags& f) {
 int run_export(const ExportFlags& f) {
   auto o = export_options(f);
   if (!o.ok()) return report_error(o.error());
-  const RemoveTempOnSignal cleanup(f.out);
+  const RemoveTempOnSignal cleanup;
   auto r = engine::export_gguf(*o);
   if (!r.ok()) return report_error(r.error());
   const std::string weights(o->recipe ? info(*o->recipe).name : info(o->weights).name);
@@ -389,8 +415,8 @@ void add_eval_command(CLI::App& app, Handler& handler) {
   ev->add_option("--synthetic", v.synthetic, "catalog model id: synthetic weights of its shape");
   ev->add_option("--weights", v.weights, engine_weight_names());
   ev->add_option("--text", v.text, "plain text to score")->required();
-  ev->add_option("--context", v.context, "tokens per chunk (BOS + context-1)")->capture_default_str();
-  ev->add_option("--max-chunks", v.max_chunks, "0 = all");
+  ev->add_option("--context", v.context, "tokens per chunk (BOS + context-1)")->capture_default_str()->check(CLI::Range(2, int(k_max_context)));
+  ev->add_option("--max-chunks", v.max_chunks, "0 = all")->check(CLI::Range(0, 1 << 30));
   ev->add_option("--threads", v.threads, "0 = all cores")->check(CLI::Range(0, 1024));
   ev->add_option("--cores", v.cores, devices::k_cores_option_help)
       ->capture_default_str();
@@ -413,20 +439,21 @@ void add_run_command(CLI::App& app, Handler& handler) {
   run->add_option("--prompt", r.prompt, "prompt text")->capture_default_str();
   run->add_option("--prompt-tokens", r.prompt_tokens,
                   "repeat the prompt text to exactly this many tokens, BOS included (0 = the text as it is)")
-      ->capture_default_str();
-  run->add_option("--steps", r.steps, "tokens to generate")->capture_default_str();
-  run->add_option("--temperature", r.temperature, "0 = greedy")->capture_default_str();
-  run->add_option("--top-p", r.top_p, "nucleus sampling")->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(0, int(k_max_context)));
+  run->add_option("--steps", r.steps, "tokens to generate")->capture_default_str()->check(CLI::Range(0, int(k_max_context)));
+  run->add_option("--temperature", r.temperature, "0 = greedy")->capture_default_str()->check(CLI::Range(0.0f, 100.0f));
+  run->add_option("--top-p", r.top_p, "nucleus sampling")->capture_default_str()->check(CLI::Range(0.0f, 1.0f));
   run->add_option("--seed", r.seed, "sampling seed")->capture_default_str();
   run->add_flag("--scalar", r.scalar, "force the scalar reference kernels");
   r.kv.add(run);
-  run->add_option("--context", r.context, "KV capacity in tokens (0 = prompt + steps)");
+  run->add_option("--context", r.context, "KV capacity in tokens (0 = prompt + steps)")->check(CLI::Range(0, int(k_max_context)));
   run->add_option("--draft", r.draft, "speculative draft: " + draft_kind_names())->capture_default_str();
   run->add_option("--draft-model", r.draft_model, "draft model file (or catalog id: synthetic)");
   run->add_option("--draft-tokenizer", r.draft_tokenizer, "llama2.c tokenizer of the draft model");
   run->add_option("--draft-weights", r.draft_weights, "self: the lower-bit format of the draft copy");
-  run->add_option("--draft-layers", r.draft_layers, "layers: how many first layers draft");
-  run->add_option("--draft-len", r.draft_len, "tokens drafted per target pass")->capture_default_str();
+  run->add_option("--draft-layers", r.draft_layers, "layers: how many first layers draft")->check(CLI::Range(0, 4096));
+  run->add_option("--draft-len", r.draft_len, "tokens drafted per target pass")->capture_default_str()->check(CLI::Range(1, int(k_max_draft_len)));
   run->add_flag("--baseline", r.baseline, "also run plain decoding and report the measured speed-up");
   run->add_flag("--quiet", r.quiet, "do not stream the text");
   run->add_flag("--force", r.force, "load the model even when its weights exceed the available memory");

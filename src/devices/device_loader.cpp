@@ -9,6 +9,12 @@
 namespace trilemma::devices {
 namespace {
 
+// Physical ceilings of a device's figures, far above any device (an HBM accelerator's 10 TB/s,
+// a 6 GHz core, 100 PFLOPS): a figure past one is a typo or a hostile file, and a 1e308 GHz
+// clock once made the roofline's axes infinite (reliability D18).
+constexpr double k_max_bandwidth_gbps = 1e5, k_max_clock_ghz = 10, k_max_ops_per_cycle = 65536, k_max_tera = 1e5,
+                 k_max_ram_gib = 1e5;
+
 const std::vector<std::string> k_classes = {"phone", "laptop", "desktop", "board", "module", "mcu", "gpu"};
 const std::vector<std::string> k_bases = {"published", "derived", "derived-assumed", "estimated", "measured"};
 const std::vector<std::string> k_isas = {"arm64", "x86-64", "xtensa"};
@@ -16,14 +22,14 @@ const std::vector<std::string> k_cluster_kinds = {"prime", "performance", "effic
 
 void read_memory(io::FieldReader m, Device& d) {
   d.ram_options_gib = m.number_list("ram_options_gib");
-  d.ram_gib = m.positive("default_ram_gib");
+  d.ram_gib = m.positive("default_ram_gib", k_max_ram_gib);
   d.unified_memory = m.boolean("unified");
   d.memory_type = m.string("type");
-  d.data_rate_mts = m.optional_positive("data_rate_mts");
-  d.bus_width_bits = m.optional_positive("bus_width_bits");
-  d.peak_bandwidth_gbps = m.positive("peak_bandwidth_gbps");
+  d.data_rate_mts = m.optional_positive("data_rate_mts", 1e5);
+  d.bus_width_bits = m.optional_positive("bus_width_bits", 16384);
+  d.peak_bandwidth_gbps = m.positive("peak_bandwidth_gbps", k_max_bandwidth_gbps);
   d.bandwidth_basis = m.choice("bandwidth_basis", k_bases);
-  d.cpu_read_gbps = m.optional_positive("cpu_read_gbps");
+  d.cpu_read_gbps = m.optional_positive("cpu_read_gbps", k_max_bandwidth_gbps);
   if (d.cpu_read_gbps || m.has("cpu_read_kind")) {
     std::vector<std::string> kinds;
     for (const auto& k : k_cpu_read_kinds) kinds.emplace_back(k.name);
@@ -46,12 +52,14 @@ void read_cpu(io::FieldReader c, Device& d) {
     CpuCluster k;
     k.kind = cl.choice("kind", k_cluster_kinds);
     k.cores = cl.count("cores");
+    if (!cl.context().failed() && (k.cores == 0 || k.cores > 4096))
+      cl.context().fail(cl.node()["cores"], cl.field("cores"), "must be 1..4096, got " + std::to_string(k.cores));
     k.core = cl.string("core");
-    k.clock_ghz = cl.positive("clock_ghz");
-    k.fp32_flops_per_cycle = cl.positive("fp32_flops_per_cycle");
-    k.fp16_flops_per_cycle = cl.optional_positive("fp16_flops_per_cycle");
-    k.int8_dot_ops_per_cycle = cl.optional_positive("int8_dot_ops_per_cycle");
-    k.int8_matmul_ops_per_cycle = cl.optional_positive("int8_matmul_ops_per_cycle");
+    k.clock_ghz = cl.positive("clock_ghz", k_max_clock_ghz);
+    k.fp32_flops_per_cycle = cl.positive("fp32_flops_per_cycle", k_max_ops_per_cycle);
+    k.fp16_flops_per_cycle = cl.optional_positive("fp16_flops_per_cycle", k_max_ops_per_cycle);
+    k.int8_dot_ops_per_cycle = cl.optional_positive("int8_dot_ops_per_cycle", k_max_ops_per_cycle);
+    k.int8_matmul_ops_per_cycle = cl.optional_positive("int8_matmul_ops_per_cycle", k_max_ops_per_cycle);
     if (k.fp16_flops_per_cycle || k.int8_dot_ops_per_cycle || k.int8_matmul_ops_per_cycle) k.rates_source = c.context().file();
     cl.finish();
     d.clusters.push_back(k);
@@ -64,9 +72,9 @@ void read_cpu(io::FieldReader c, Device& d) {
 
 // power: the envelope, and what was measured under LLM load (docs/power.md).
 void read_power(io::FieldReader p, Device& d) {
-  d.tdp_w = p.optional_positive("tdp_w");
+  d.tdp_w = p.optional_positive("tdp_w", 1e4);
   d.power_envelope = p.optional_string("envelope").value_or("");
-  d.battery_wh = p.optional_positive("battery_wh");
+  d.battery_wh = p.optional_positive("battery_wh", 1e4);
   if (auto llm = p.optional_map("llm_w")) {
     for (const auto& [name, key_node] : llm->keys()) {
       if (!backend_from_name(name))
@@ -114,11 +122,13 @@ void read_backend_calibration(io::FieldReader& c, BackendCalibration& b) {
   read_fractions(c, "decode_compute_fraction", b.decode_compute_fraction);
   read_fractions(c, "attention_fraction", b.attention_fraction);
   read_fractions(c, "prefill_attention_fraction", b.prefill_attention_fraction);
-  b.overhead_ms = c.optional_number("overhead_ms");
-  b.overhead_us_per_layer = c.optional_number("overhead_us_per_layer");
-  b.speculative_round_ms = c.optional_number("speculative_round_ms");
-  b.runtime_mib = c.optional_number("runtime_mib");
-  b.scratch_fraction = c.optional_number("scratch_fraction");
+  // Costs and amounts: a negative one made 14.6 GiB of weights fit an 8 GB board (reliability
+  // D5). Upper bounds far past any fit: a second per pass, a TiB of runtime, 100x the scratch.
+  b.overhead_ms = c.optional_non_negative("overhead_ms", 1e3);
+  b.overhead_us_per_layer = c.optional_non_negative("overhead_us_per_layer", 1e6);
+  b.speculative_round_ms = c.optional_non_negative("speculative_round_ms", 1e3);
+  b.runtime_mib = c.optional_non_negative("runtime_mib", 1048576);
+  b.scratch_fraction = c.optional_non_negative("scratch_fraction", 100);
   if (auto m = c.optional_map("sources")) {
     for (const auto& [name, key_node] : m->keys()) b.sources.emplace_back(name, m->count(name));
     m->finish();
@@ -274,16 +284,16 @@ Result<Device> parse_device(const std::string& yaml_text, const std::string& fil
   read_cpu(root.map("cpu"), d);
   if (auto g = root.optional_map("gpu")) {
     d.gpu_name = g->string("name");
-    d.gpu_fp32_tflops = g->optional_positive("fp32_tflops");
-    d.gpu_fp16_tflops = g->optional_positive("fp16_tflops");
-    d.gpu_fp16_tensor_tflops = g->optional_positive("fp16_tensor_tflops");
-    d.gpu_int8_tensor_tops = g->optional_positive("int8_tensor_tops");
+    d.gpu_fp32_tflops = g->optional_positive("fp32_tflops", k_max_tera);
+    d.gpu_fp16_tflops = g->optional_positive("fp16_tflops", k_max_tera);
+    d.gpu_fp16_tensor_tflops = g->optional_positive("fp16_tensor_tflops", k_max_tera);
+    d.gpu_int8_tensor_tops = g->optional_positive("int8_tensor_tops", k_max_tera);
     g->finish();
   }
   if (auto n = root.optional_map("npu")) {
-    d.npu_int8_tops = n->optional_positive("int8_tops");
-    d.npu_int4_tops = n->optional_positive("int4_tops");
-    d.npu_fp16_tflops = n->optional_positive("fp16_tflops");
+    d.npu_int8_tops = n->optional_positive("int8_tops", k_max_tera);
+    d.npu_int4_tops = n->optional_positive("int4_tops", k_max_tera);
+    d.npu_fp16_tflops = n->optional_positive("fp16_tflops", k_max_tera);
     d.npu_note = n->string("note");
     n->finish();
   }
@@ -296,8 +306,8 @@ Result<Device> parse_device(const std::string& yaml_text, const std::string& fil
   read_sources(root, d);
   d.notes = root.optional_string("notes").value_or("");
   if (auto c = root.optional_map("calibration")) d.calibration = read_calibration(*c);
-  d.measured_compute_gflops = root.optional_positive("measured_compute_gflops");
-  d.measured_int8_gflops = root.optional_positive("measured_int8_gflops");
+  d.measured_compute_gflops = root.optional_positive("measured_compute_gflops", k_max_tera * 1000);
+  d.measured_int8_gflops = root.optional_positive("measured_int8_gflops", k_max_tera * 1000);
   if (auto p = root.optional_map("probe")) d.probe = read_probe(*p);
   root.finish();
   if (!ctx.failed() && d.sources.empty()) ctx.fail(doc, "sources", "every device needs sources");

@@ -6,11 +6,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <set>
@@ -98,14 +100,66 @@ Theoretical theoretical_peak(unsigned cores, double clock_ghz, const PeakSample&
   return t;
 }
 
-std::optional<double> available_memory_bytes() {
-  std::ifstream in("/proc/meminfo");
-  std::string key, unit;
-  double kb = 0;
-  while (in >> key >> kb >> unit)
-    if (key == "MemAvailable:") return kb * 1024.0;
-  return std::nullopt;
+namespace {
+
+std::optional<double> read_number_file(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  std::string text;
+  if (!(in >> text) || text == "max") return std::nullopt;  // v2's "max": no limit
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  return end != text.c_str() && std::isfinite(v) ? std::optional<double>(v) : std::nullopt;
 }
+
+// limit - usage of the memory cgroup at `dir` and each ancestor up to `root`, the smallest.
+std::optional<double> cgroup_headroom(std::filesystem::path dir, const std::filesystem::path& root, const char* limit_file,
+                                      const char* usage_file) {
+  std::optional<double> out;
+  for (;;) {
+    const auto limit = read_number_file(dir / limit_file), usage = read_number_file(dir / usage_file);
+    // v1 writes "no limit" as a number near 2^63.
+    if (limit && usage && *limit < 1e18) out = std::min(out.value_or(INFINITY), std::max(0.0, *limit - *usage));
+    if (dir == root || !dir.has_parent_path() || dir.parent_path() == dir) break;
+    dir = dir.parent_path();
+  }
+  return out;
+}
+
+}  // namespace
+
+std::optional<double> available_memory_bytes(const std::string& proc, const std::string& cgroup_root) {
+  std::optional<double> out;
+  {
+    std::ifstream in(proc + "/meminfo");
+    std::string key, unit;
+    double kb = 0;
+    while (in >> key >> kb >> unit)
+      if (key == "MemAvailable:") {
+        out = kb * 1024.0;
+        break;
+      }
+  }
+  std::ifstream cg(proc + "/self/cgroup");
+  for (std::string line; std::getline(cg, line);) {
+    // "0::/path" (v2) or "4:memory:/path" (v1).
+    const auto first = line.find(':'), second = line.find(':', first + 1);
+    if (first == std::string::npos || second == std::string::npos) continue;
+    const std::string controllers = line.substr(first + 1, second - first - 1), path = line.substr(second + 1);
+    std::optional<double> headroom;
+    if (controllers.empty()) {
+      const std::filesystem::path root(cgroup_root);
+      headroom = cgroup_headroom(root / std::filesystem::path(path).relative_path(), root, "memory.max", "memory.current");
+    } else if (("," + controllers + ",").find(",memory,") != std::string::npos) {
+      const auto root = std::filesystem::path(cgroup_root) / "memory";
+      headroom = cgroup_headroom(root / std::filesystem::path(path).relative_path(), root, "memory.limit_in_bytes",
+                                 "memory.usage_in_bytes");
+    }
+    if (headroom) out = std::min(out.value_or(INFINITY), *headroom);
+  }
+  return out;
+}
+
+std::optional<double> available_memory_bytes() { return available_memory_bytes("/proc", "/sys/fs/cgroup"); }
 
 Result<Device> probe_host(const HostMeasurer& measure, const ProbeProgress& progress) {
   Device d;

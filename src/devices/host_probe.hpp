@@ -59,8 +59,14 @@ std::vector<CpuCluster> probed_clusters(const std::vector<CoreGroup>& groups, un
 
 Result<Device> probe_host(const HostMeasurer& measurer, const ProbeProgress& progress);
 
-// MemAvailable of /proc/meminfo, bytes: what a process can still take without swapping;
-// nullopt where there is none.
+// What a process can still take without swapping or the kernel's OOM killer, bytes: MemAvailable
+// of /proc/meminfo, capped by its memory cgroups' headroom; nullopt where neither is readable.
 std::optional<double> available_memory_bytes();
+// The same read from other roots (tests): MemAvailable of `proc`/meminfo, capped by the headroom
+// (limit - usage) of every memory cgroup the process sits in or under, cgroup v2
+// (`cgroup_root`/<path>/memory.max, memory.current) or v1 (`cgroup_root`/memory/<path>/
+// memory.limit_in_bytes, memory.usage_in_bytes): in a 2 GiB container the kernel kills a process
+// long before MemAvailable runs out (reliability D13).
+std::optional<double> available_memory_bytes(const std::string& proc, const std::string& cgroup_root);
 
 }  // namespace trilemma::devices

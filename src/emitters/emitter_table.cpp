@@ -57,15 +57,13 @@ nlohmann::json emission_to_json(const EmitterInfo& emitter, const solver::PlanDo
 
 Result<std::vector<std::string>> write_emission(const Emission& emission, const std::string& path) {
   std::vector<std::string> written;
+  std::vector<std::pair<std::filesystem::path, std::string_view>> files;
   for (const auto& file : emission.files) {
-    const std::string target = path + file.suffix;
-    if (auto w = io::write_file_atomically(target, file.content); !w.ok()) {
-      std::error_code ec;
-      for (const auto& p : written) std::filesystem::remove(p, ec);
-      return w.error();
-    }
-    written.push_back(target);
+    written.push_back(path + file.suffix);
+    files.emplace_back(written.back(), file.content);
   }
+  // All or none: a companion file that cannot be written leaves every target as it was.
+  if (auto w = io::write_files_atomically(files); !w.ok()) return w.error();
   return written;
 }
 

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cmath>
 #include <map>
+#include <system_error>
 #include <thread>
 
 #include "fidelity/device_fit.hpp"
@@ -167,7 +168,15 @@ Report hold_out(const calibration::ObservationSet& set, const roofline::Derating
     for (std::size_t k; (k = next++) < groups.size();) per_fold[k] = fold(set, priors, by, groups[k]);
   };
   std::vector<std::thread> pool;
-  for (unsigned t = 1; t < std::max(1u, threads); ++t) pool.emplace_back(worker);
+  // A thread the system refuses (a memory or process limit) is one fewer worker, not an abort:
+  // the folds are shared through `next` (reliability D11, as the engine's pool does).
+  for (unsigned t = 1; t < std::min<std::size_t>(std::max(1u, threads), groups.size()); ++t) {
+    try {
+      pool.emplace_back(worker);
+    } catch (const std::system_error&) {
+      break;
+    }
+  }
   worker();
   for (auto& t : pool) t.join();
   std::vector<PointResult> all;

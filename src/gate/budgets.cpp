@@ -13,6 +13,8 @@
 #include "devices/device_db.hpp"
 #include "io/atomic_write.hpp"
 #include "io/yaml_fields.hpp"
+#include "types/deployment.hpp"
+#include "types/safe_text.hpp"
 
 namespace trilemma::gate {
 namespace {
@@ -103,10 +105,22 @@ Result<BudgetFile> parse_budgets(const std::string& text, const std::string& fil
     b.name = r.id("name", "");
     if (!ctx.failed() && !names.insert(b.name).second) ctx.fail(r.node()["name"], r.field("name"), "duplicate budget name '" + b.name + "'");
     b.device = r.string("device");
+    // An id or a profile's path, at most a path's length: a 5 MB id once took half a minute to
+    // be refused by the device lookup's suggestions (reliability D26).
+    if (!ctx.failed() && b.device.size() > k_max_path_length)
+      ctx.fail(r.node()["device"], r.field("device"), "is " + std::to_string(b.device.size()) + " characters long (at most " +
+                                                          std::to_string(k_max_path_length) + ": a device id or a profile's path)");
     b.scenario = r.string("scenario");
+    if (!ctx.failed() && b.scenario.size() > k_max_path_length)
+      ctx.fail(r.node()["scenario"], r.field("scenario"), "is longer than a path");
     b.context = r.count("context");
-    if (!ctx.failed() && b.context == 0) ctx.fail(r.node()["context"], r.field("context"), "must be > 0");
+    if (!ctx.failed() && (b.context == 0 || b.context > k_max_context))
+      ctx.fail(r.node()["context"], r.field("context"), "must be 1.." + std::to_string(k_max_context));
     b.prompt = r.optional_count("prompt").value_or(0);
+    // A prompt longer than the context cannot be planned (reliability D24).
+    if (!ctx.failed() && b.prompt > b.context)
+      ctx.fail(r.node()["prompt"], r.field("prompt"), std::to_string(b.prompt) + " tokens exceed the budget's context of " +
+                                                      std::to_string(b.context));
     b.ram_gib = r.optional_positive("ram_gib");
     if (!ctx.failed()) read_limits(r.map("limits"), b.limits);
     if (auto w = r.optional_map("weights"); w && !ctx.failed()) read_weights(*w, b);

@@ -254,7 +254,7 @@ Status compare_with_baseline(Report& report, const std::string& text, const std:
     return make_error(ErrorKind::input, file, where, message);
   };
   TRILEMMA_TRY(j, io::parse_json(text, file));
-  if (!j.is_object() || j.value("schema", nlohmann::json()) != "trilemma.gate")
+  if (!j.is_object() || !j.contains("schema") || j["schema"] != "trilemma.gate")
     return bad("schema", "not a trilemma gate report (expected \"schema\": \"trilemma.gate\", from `gate --json`)");
   if (!j.contains("results") || !j["results"].is_array()) return bad("results", "missing or not a list");
   report.baseline = file;
@@ -265,6 +265,7 @@ Status compare_with_baseline(Report& report, const std::string& text, const std:
     if (!row.is_object() || !row.contains("model") || !row["model"].is_string() || !row.contains("budget") ||
         !row["budget"].is_string())
       return bad(at, "expected an object with \"model\" and \"budget\"");
+    if (row.contains("status") && !row["status"].is_string()) return bad(at + ".status", "expected \"pass\" or \"fail\"");
     if (row.contains("figures") && !row["figures"].is_null() && !row["figures"].is_object())
       return bad(at + ".figures", "expected an object or null");
     for (const auto& fi : k_figures)

@@ -51,7 +51,10 @@ json report_to_json(const Report& report) {
     r["config"] = o.has_plan ? o.config : json(nullptr);
     if (o.has_plan) {
       r["figures"] = json::object();
-      for (const auto& fi : figures()) r["figures"][std::string(fi.name)] = rounded(o.figures[fi.figure]);
+      // A figure the run could not compute (energy without a power figure is infinite J/token):
+      // null, as baselines read it, never a number no run has.
+      for (const auto& fi : figures())
+        r["figures"][std::string(fi.name)] = std::isfinite(o.figures[fi.figure]) ? json(rounded(o.figures[fi.figure])) : json(nullptr);
     } else {
       r["figures"] = nullptr;
     }

@@ -1,60 +1,29 @@
 #include "io/atomic_write.hpp"
 
-#include <unistd.h>
-
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 
+#include "types/staged_file.hpp"
+
 namespace trilemma::io {
 
-namespace {
-
-// A device, FIFO or socket is written in place: replacing it would turn /dev/null into a
-// regular file (issue 14).
-Status write_in_place(const std::filesystem::path& path, std::string_view content) {
-  std::ofstream out(path, std::ios::binary);
-  if (!out) return make_error(ErrorKind::io, path.string(), "", std::string("cannot write: ") + std::strerror(errno));
-  out.write(content.data(), static_cast<std::streamsize>(content.size()));
-  out.flush();
-  if (!out) return make_error(ErrorKind::io, path.string(), "", std::string("write failed: ") + std::strerror(errno));
-  return Ok{};
+Status write_file_atomically(const std::filesystem::path& path, std::string_view content) {
+  return write_files_atomically({{path, content}});
 }
 
-}  // namespace
-
-Status write_file_atomically(const std::filesystem::path& requested, std::string_view content) {
-  std::error_code ec;
-  // Through a symlink to the file it names: the link stays a link.
-  std::filesystem::path path = requested;
-  if (std::filesystem::is_symlink(requested, ec)) {
-    path = std::filesystem::weakly_canonical(requested, ec);
-    if (ec) return make_error(ErrorKind::io, requested.string(), "", "cannot resolve the symlink: " + ec.message());
+Status write_files_atomically(const std::vector<std::pair<std::filesystem::path, std::string_view>>& files) {
+  // Every file staged before any is put in place: a second file that cannot be written leaves
+  // the first target as it was (reliability D15).
+  std::vector<StagedFile> staged;
+  for (const auto& [path, content] : files) {
+    TRILEMMA_TRY(f, StagedFile::create(path));
+    staged.push_back(std::move(f));
+    if (auto w = staged.back().write(content.data(), content.size()); !w.ok()) return w.error();
   }
-  const auto status = std::filesystem::status(path, ec);
-  if (std::filesystem::is_directory(status))
-    return make_error(ErrorKind::io, requested.string(), "", "is a directory: give a file name");
-  if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status)) return write_in_place(path, content);
-  const auto tmp = path.string() + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return make_error(ErrorKind::io, requested.string(), "", std::string("cannot write: ") + std::strerror(errno));
-    out.write(content.data(), static_cast<std::streamsize>(content.size()));
-    out.flush();
-    if (!out) {
-      const std::string reason = std::strerror(errno);
-      std::filesystem::remove(tmp, ec);
-      return make_error(ErrorKind::io, requested.string(), "", "write failed: " + reason);
-    }
-  }
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    const std::string reason = ec.message();  // before remove() reuses the error code
-    std::error_code ignored;
-    std::filesystem::remove(tmp, ignored);
-    return make_error(ErrorKind::io, requested.string(), "", "cannot rename into place: " + reason);
-  }
+  for (auto& f : staged)
+    if (auto c = f.commit(); !c.ok()) return c.error();
   return Ok{};
 }
 

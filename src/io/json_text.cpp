@@ -1,5 +1,7 @@
 #include "io/json_text.hpp"
 
+#include <cmath>
+
 namespace trilemma::io {
 namespace {
 
@@ -38,6 +40,44 @@ Result<nlohmann::json> parse_json(const std::string& text, const std::string& fi
     // out_of_range: a number no double holds (1e400).
     return make_error(ErrorKind::input, file, "", std::string("unreadable JSON: ") + e.what());
   }
+}
+
+namespace {
+
+std::string field_of(const std::string& where, const std::string& key) { return where.empty() ? key : where + "." + key; }
+
+const nlohmann::json* member(const nlohmann::json& o, const std::string& key) {
+  if (!o.is_object()) return nullptr;
+  const auto it = o.find(key);
+  return it == o.end() ? nullptr : &*it;
+}
+
+}  // namespace
+
+Result<double> json_number(const nlohmann::json& o, const std::string& key, double lo, double hi, const std::string& file,
+                           const std::string& where) {
+  const auto* v = member(o, key);
+  if (!v) return make_error(ErrorKind::input, file, field_of(where, key), "missing");
+  if (!v->is_number()) return make_error(ErrorKind::input, file, field_of(where, key), "must be a number, got " + v->dump());
+  const double d = v->get<double>();
+  if (!(d >= lo && d <= hi))
+    return make_error(ErrorKind::input, file, field_of(where, key),
+                      "must be in " + nlohmann::json(lo).dump() + ".." + nlohmann::json(hi).dump() + ", got " + v->dump());
+  return d;
+}
+
+Result<std::uint32_t> json_count(const nlohmann::json& o, const std::string& key, std::uint32_t min, std::uint32_t max,
+                                 const std::string& file, const std::string& where) {
+  TRILEMMA_TRY(d, json_number(o, key, min, max, file, where));
+  if (d != std::floor(d)) return make_error(ErrorKind::input, file, field_of(where, key), "must be a whole number, got " + o.at(key).dump());
+  return static_cast<std::uint32_t>(d);
+}
+
+Result<std::string> json_string(const nlohmann::json& o, const std::string& key, const std::string& file, const std::string& where) {
+  const auto* v = member(o, key);
+  if (!v) return make_error(ErrorKind::input, file, field_of(where, key), "missing");
+  if (!v->is_string()) return make_error(ErrorKind::input, file, field_of(where, key), "must be a string, got " + v->dump());
+  return v->get<std::string>();
 }
 
 }  // namespace trilemma::io

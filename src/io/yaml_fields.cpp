@@ -2,9 +2,21 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <optional>
+#include <set>
 #include <utility>
 
 namespace trilemma::io {
+
+namespace {
+std::string number_text(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+}  // namespace
+
 namespace {
 
 std::string mark_text(const YAML::Mark& mark) {
@@ -31,9 +43,37 @@ void YamlContext::fail_at(const YAML::Mark& mark, const std::string& path, const
   m_error = make_error(ErrorKind::input, m_file, where, path.empty() ? message : path + ": " + message);
 }
 
+namespace {
+
+// The first key a mapping (at any depth) holds twice: yaml-cpp keeps one of them silently, so
+// `vendor: A` then `vendor: B` read as B without a word (reliability D23). Depth is bounded by
+// depth and by a node budget: aliases of aliases would otherwise be walked exponentially often.
+std::optional<std::pair<std::string, YAML::Mark>> duplicate_key(const YAML::Node& node, long& budget, int depth = 0) {
+  if (depth > 256 || --budget < 0) return std::nullopt;
+  if (node.IsMap()) {
+    std::set<std::string> seen;
+    for (const auto& kv : node) {
+      if (kv.first.IsScalar() && !seen.insert(kv.first.Scalar()).second) return std::pair{kv.first.Scalar(), kv.first.Mark()};
+      if (auto d = duplicate_key(kv.second, budget, depth + 1)) return d;
+    }
+  } else if (node.IsSequence()) {
+    for (const auto& item : node)
+      if (auto d = duplicate_key(item, budget, depth + 1)) return d;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 Result<YAML::Node> parse_yaml(const std::string& text, const std::string& file) {
   try {
-    return YAML::Load(text);
+    // One document: a second one after `---` would otherwise be ignored.
+    const auto docs = YAML::LoadAll(text);
+    if (docs.size() > 1) return make_error(ErrorKind::input, file, mark_text(docs[1].Mark()), "a second YAML document: give one per file");
+    YAML::Node doc = docs.empty() ? YAML::Node() : docs.front();
+    long budget = 1'000'000;
+    if (auto d = duplicate_key(doc, budget)) return make_error(ErrorKind::input, file, mark_text(d->second), d->first + ": a key given twice");
+    return doc;
   } catch (const YAML::Exception& e) {
     return make_error(ErrorKind::input, file, mark_text(e.mark), "malformed YAML: " + e.msg);
   }
@@ -98,6 +138,21 @@ double FieldReader::positive(const std::string& key) {
   return v;
 }
 
+double FieldReader::positive(const std::string& key, double max) {
+  const double v = positive(key);
+  if (!m_ctx.failed() && !(v <= max))
+    m_ctx.fail(std::as_const(m_node)[key], field(key), "must be at most " + number_text(max) + ", got " + std::as_const(m_node)[key].Scalar());
+  return v;
+}
+
+std::optional<double> FieldReader::optional_positive(const std::string& key, double max) {
+  if (!has(key)) {
+    lookup(key);
+    return std::nullopt;
+  }
+  return positive(key, max);
+}
+
 std::optional<double> FieldReader::optional_number(const std::string& key) {
   if (!has(key)) {
     lookup(key);
@@ -112,6 +167,14 @@ std::optional<double> FieldReader::optional_positive(const std::string& key) {
     return std::nullopt;
   }
   return positive(key);
+}
+
+std::optional<double> FieldReader::optional_non_negative(const std::string& key, double max) {
+  const auto v = optional_number(key);
+  if (v && !m_ctx.failed() && !(*v >= 0 && *v <= max))
+    m_ctx.fail(std::as_const(m_node)[key], field(key),
+               "must be in 0.." + number_text(max) + ", got " + std::as_const(m_node)[key].Scalar());
+  return v;
 }
 
 Range FieldReader::range(const std::string& key) {

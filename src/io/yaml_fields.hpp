@@ -45,8 +45,13 @@ class FieldReader {
   std::optional<std::string> optional_string(const std::string& key);
   double number(const std::string& key);  // any finite number
   double positive(const std::string& key);  // > 0
+  // > 0 and at most `max`: a physical figure (a clock of 1e308 GHz once drew charts of NaN).
+  double positive(const std::string& key, double max);
+  std::optional<double> optional_positive(const std::string& key, double max);
   std::optional<double> optional_number(const std::string& key);
   std::optional<double> optional_positive(const std::string& key);
+  // >= 0 and at most `max` (a cost or an amount: zero is one, a negative one is not).
+  std::optional<double> optional_non_negative(const std::string& key, double max);
   // A positive figure with its spread: a number (low = mid = high) or {low, [mid], high}, ordered;
   // a missing mid is the midpoint.
   Range range(const std::string& key);

@@ -14,6 +14,13 @@
 namespace trilemma::measurements {
 namespace {
 
+// A measured rate: positive and within what any device runs (1e-6 .. 1e9 tok/s). 1e308 or
+// 1e-308 tok/s is not a measurement, and once sent the calibration's search into a loop it
+// never left (reliability D7).
+constexpr double k_min_rate = 1e-6, k_max_rate = 1e9;
+const std::string k_rate_range = "1e-06..1e+09";
+bool plausible_rate(double ts) { return ts >= k_min_rate && ts <= k_max_rate; }
+
 using nlohmann::json;
 
 std::string trim(std::string s) {
@@ -89,7 +96,7 @@ Result<BenchResult> from_fields(Get get, const std::string& file, std::size_t li
   if (threads > 0) r.threads = threads;  // 0: absent
   if (gpu_layers) r.n_gpu_layers = static_cast<int>(*gpu_layers);
   r.n_prompt = prompt, r.n_gen = gen, r.n_depth = depth;
-  if (!ts || !(*ts > 0)) return bad(file, line, "avg_ts: expected tokens per second > 0");
+  if (!ts || !plausible_rate(*ts)) return bad(file, line, "avg_ts: expected tokens per second in " + k_rate_range + ", got " + text("avg_ts"));
   r.avg_ts = *ts;
   if (r.n_prompt == 0 && r.n_gen == 0) return bad(file, line, "n_prompt and n_gen are both 0: not a test");
   return r;
@@ -274,7 +281,7 @@ Result<std::vector<BenchResult>> parse_markdown(const std::string& text, const s
         has_test = true;
       } else if (h == "t/s") {
         const auto ts = number(v.substr(0, v.find("±")));
-        if (!ts || !(*ts > 0)) return bad(file, line, "t/s: expected tokens per second, got '" + v + "'");
+        if (!ts || !plausible_rate(*ts)) return bad(file, line, "t/s: expected tokens per second in " + k_rate_range + ", got '" + v + "'");
         r.avg_ts = *ts;
         has_ts = true;
       }

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "engine/gguf/gguf_file.hpp"
+#include "types/safe_text.hpp"
 
 namespace trilemma::models {
 namespace {
@@ -31,7 +32,7 @@ Result<Model> model_from_gguf(const std::string& path) {
   m.origin = path;
   m.path = path;
   m.architecture = *arch;
-  m.id = std::filesystem::path(path).stem().string();
+  m.id = as_id(std::filesystem::path(path).stem().string());  // ids are tokens, whatever the file is called
   m.name = f.get_string("general.name").value_or(m.id);
   m.publisher = f.get_string("general.organization").value_or("unknown (GGUF)");
   m.tokenizer_family = f.get_string("tokenizer.ggml.model").value_or("unknown") + "-vocab-" +

@@ -7,6 +7,7 @@
 
 #include "io/atomic_write.hpp"
 #include "io/json_text.hpp"
+#include "types/safe_text.hpp"
 
 namespace trilemma::models {
 namespace {
@@ -53,8 +54,8 @@ Result<Model> parse_hf_config(const std::string& text, const std::string& file) 
   m.origin = file;
   TRILEMMA_TRY(architecture, typed_key(j, "model_type", file, std::string("llama")));
   m.architecture = architecture;
-  m.id = std::filesystem::path(file).parent_path().filename().string();
-  if (m.id.empty()) m.id = m.architecture;
+  const std::string folder = std::filesystem::path(file).parent_path().filename().string();
+  m.id = as_id(folder.empty() ? m.architecture : folder);
   m.name = m.id;
   m.publisher = "unknown (config.json)";
   ModelShape& s = m.shape;

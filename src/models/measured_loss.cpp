@@ -37,13 +37,17 @@ Result<MeasuredLoss> from_eval_json(const std::string& path) {
   } catch (const nlohmann::json::exception& e) {
     return make_error(ErrorKind::input, path, "", std::string("not JSON: ") + e.what());
   }
-  if (!j.is_object() || j.value("schema", "") != "trilemma.eval")
+  if (!j.is_object() || !j.contains("schema") || j["schema"] != "trilemma.eval")
     return make_error(ErrorKind::input, path, "schema", "expected `trilemma eval --json` output (schema trilemma.eval); "
                                                         "for llama-perplexity output write FORMAT=FILE");
   if (!j.contains("weights") || !j["weights"].is_string() || !j.contains("kl_mean") || !j["kl_mean"].is_number())
     return make_error(ErrorKind::input, path, "kl_mean", "missing weights or kl_mean");
+  // Fields of another type than the schema's are errors naming them (reliability D8).
+  if (j.contains("synthetic") && !j["synthetic"].is_boolean())
+    return make_error(ErrorKind::input, path, "synthetic", "must be true or false");
   if (j.value("synthetic", false))
     return make_error(ErrorKind::input, path, "synthetic", "measured on synthetic weights: says nothing about accuracy");
+  if (j.contains("kv") && !j["kv"].is_string()) return make_error(ErrorKind::input, path, "kv", "must be a string");
   const std::string kv = j.value("kv", "f16");
   if (kv != "f16" && kv != "f32")
     return make_error(ErrorKind::input, path, "kv", "measured with a " + kv + " KV cache: the KL mixes weight and KV loss; measure with --kv f16");

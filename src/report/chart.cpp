@@ -79,8 +79,25 @@ std::vector<std::pair<double, std::string>> axis_ticks(const Axis& a, int max_ti
   return out;
 }
 
+namespace {
+
+// An axis every coordinate can be computed on: finite ends in order, a positive start when
+// logarithmic. Whatever figures reach a chart, its SVG never holds a NaN or an infinity
+// (reliability D18: an infinite axis wrote "-nan" coordinates).
+Axis drawable(Axis a) {
+  if (!std::isfinite(a.min)) a.min = a.log ? 1e-3 : 0;
+  if (a.log && !(a.min > 0)) a.min = std::isfinite(a.max) && a.max > 0 ? a.max * 1e-6 : 1e-3;
+  if (!std::isfinite(a.max) || !(a.max > a.min)) a.max = a.log ? a.min * 10 : a.min + 1;
+  return a;
+}
+
+// Where `f` (the share of an axis) lands, kept in the plot area: a non-finite value at an end.
+double share(double f) { return std::isnan(f) ? 0.0 : std::clamp(f, 0.0, 1.0); }
+
+}  // namespace
+
 Chart::Chart(std::string title, Axis x, Axis y, int width, int height)
-    : m_title(std::move(title)), m_x(std::move(x)), m_y(std::move(y)), m_width(width), m_height(height) {
+    : m_title(std::move(title)), m_x(drawable(std::move(x))), m_y(drawable(std::move(y))), m_width(width), m_height(height) {
   if (!m_y.categories.empty()) m_left = 210;  // room for the category names
 }
 
@@ -89,7 +106,7 @@ double Chart::px(double x) const {
   double f = 0;
   if (m_x.log) f = (std::log10(std::max(x, m_x.min)) - std::log10(m_x.min)) / (std::log10(m_x.max) - std::log10(m_x.min));
   else f = (x - m_x.min) / (m_x.max - m_x.min);
-  return m_left + std::clamp(f, 0.0, 1.0) * w;
+  return m_left + share(f) * w;
 }
 
 double Chart::top() const {
@@ -107,7 +124,7 @@ double Chart::py(double y) const {
   double f = 0;
   if (m_y.log) f = (std::log10(std::max(y, m_y.min)) - std::log10(m_y.min)) / (std::log10(m_y.max) - std::log10(m_y.min));
   else f = (y - m_y.min) / (m_y.max - m_y.min);
-  return top() + (1.0 - std::clamp(f, 0.0, 1.0)) * h;
+  return top() + (1.0 - share(f)) * h;
 }
 
 void Chart::line(double x0, double y0, double x1, double y1, const std::string& cls, const std::string& tooltip) {

@@ -1,6 +1,8 @@
 #include "solver/plan_document.hpp"
 
+
 #include "io/json_text.hpp"
+#include "types/safe_text.hpp"
 
 namespace trilemma::solver {
 namespace {
@@ -241,6 +243,38 @@ Result<PlanDocument> read_plan_document(const json& j, const std::string& file) 
   d.raw = j;
   if (!j.contains("model") || !j["model"].is_object() || !j["model"].contains("id"))
     return bad(file, "model.id", "missing");
+  // Text that emitters write into scripts and config files: ids of the documented set, paths
+  // without control characters (types/safe_text.hpp, docs/plan-schema.md).
+  for (const auto& [object, key] : {std::pair{"model", "id"}, {"device", "id"}, {"model", "architecture"},
+                                     {"model", "stored_format"}, {"device", "class"}}) {
+    if (!j.contains(object) || !j[object].is_object() || !j[object].contains(key)) continue;
+    const auto& v = j[object][key];
+    const std::string field = std::string(object) + "." + key;
+    if (!v.is_string()) return bad(file, field, "must be a string");
+    const bool optional = std::string(key) == "architecture" || std::string(key) == "stored_format";
+    if (optional && v.get<std::string>().empty()) continue;  // not known: nothing is written for it
+    if (auto why = id_problem(v.get<std::string>())) return bad(file, field, *why);
+  }
+  if (j.contains("scenario")) {
+    if (!j["scenario"].is_string()) return bad(file, "scenario", "must be a string");
+    if (auto why = path_problem(j["scenario"].get<std::string>())) return bad(file, "scenario", *why);
+  }
+  // The shape emitters read (layers for -ngl, head size): counts, each within what any model has
+  // (a plan of 1e20 layers once emitted without a word: reliability D25).
+  if (j["model"].contains("shape")) {
+    const auto& shape = j["model"]["shape"];
+    if (!shape.is_object()) return bad(file, "model.shape", "must be an object");
+    for (const auto& [key, value] : shape.items()) {
+      const auto n = io::json_count(shape, key, 0, k_max_context, file, "model.shape");
+      if (!n.ok()) return n.error();
+    }
+  }
+  if (j["model"].contains("path") && !j["model"]["path"].is_null()) {
+    if (!j["model"]["path"].is_string()) return bad(file, "model.path", "must be a string");
+    const auto path = j["model"]["path"].get<std::string>();
+    if (!path.empty())
+      if (auto why = path_problem(path)) return bad(file, "model.path", *why);
+  }
   const auto& m = j["model"];
   d.model = m.value("path", std::string()).empty() ? m["id"].get<std::string>() : m["path"].get<std::string>();
   if (!j.contains("device") || !j["device"].is_object() || !j["device"].contains("id")) return bad(file, "device.id", "missing");
@@ -248,6 +282,8 @@ Result<PlanDocument> read_plan_document(const json& j, const std::string& file) 
   d.scenario = j.value("scenario", "");
   if (!j["chosen"].is_object() || !j["chosen"].contains("config")) return bad(file, "chosen.config", "missing");
   TRILEMMA_TRY(config, config_from_json(j["chosen"]["config"], file, "chosen.config"));
+  if (!config.speculative.draft_model.empty())
+    if (auto why = path_problem(config.speculative.draft_model)) return bad(file, "chosen.config.draft_model", *why);
   d.config = config;
   d.predicted = j["chosen"];
   return d;

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <fstream>
 
+#include "engine/gguf/mapped_file.hpp"
 #include "models/catalog.hpp"
 #include "types/llama2c_header.hpp"
 #include "types/weight_format.hpp"
@@ -122,6 +123,7 @@ Status check_model_file(const models::Model& m, const std::string& file) {
     return Ok{};
   }
   std::array<std::byte, k_llama2c_header_bytes> bytes{};
+  if (auto problem = gguf::input_file_problem(file)) return *problem;  // a FIFO would block the read
   std::ifstream in(file, std::ios::binary);
   in.read(reinterpret_cast<char*>(bytes.data()), std::streamsize(bytes.size()));
   TRILEMMA_TRY(h, parse_llama2c_header(std::span(bytes.data(), std::size_t(in.gcount())), file));

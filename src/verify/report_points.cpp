@@ -1,10 +1,15 @@
 #include "verify/report_points.hpp"
 
+#include "io/json_text.hpp"
 #include "models/catalog.hpp"
 #include "solver/plan_document.hpp"
 
 namespace trilemma::verify {
 namespace {
+
+// What a measurement can be: a rate no device reaches (1e9 tok/s), a wait past a day, memory past
+// a petabyte is a corrupt or hostile report, not a run.
+constexpr double k_max_rate = 1e9, k_max_ms = 86400e3, k_max_bytes = 1e15;
 
 // The recipe `name` names when the engine runs it tensor by tensor ("q4_k_m"); nullopt for a
 // tensor type ("q4_0") or anything else.
@@ -15,9 +20,17 @@ std::optional<WeightFormat> engine_recipe_named(const std::string& name) {
 
 using nlohmann::json;
 
-Spread spread_from(const json& j) {
-  return {j.value("median", 0.0), j.value("min", 0.0), j.value("max", 0.0),
-          j.value("runs", std::vector<double>{})};  // reports before the field have none
+// A measured figure's spread; each value finite and within [0, max] (a 1.7e308 tok/s once drew a
+// chart with NaN coordinates: reliability D18).
+Result<Spread> spread_from(const json& j, double max, const std::string& file, const std::string& where) {
+  Spread out{j.value("median", 0.0), j.value("min", 0.0), j.value("max", 0.0),
+             j.value("runs", std::vector<double>{})};  // reports before the field have none
+  std::vector<double> all = out.runs;
+  all.insert(all.end(), {out.median, out.min, out.max});
+  for (double v : all)
+    if (!(v >= 0 && v <= max))
+      return make_error(ErrorKind::input, file, where, "a measurement of " + json(v).dump() + " outside 0.." + json(max).dump());
+  return out;
 }
 
 Error bad(const std::string& file, const std::string& where, const std::string& message) {
@@ -108,7 +121,13 @@ Result<std::vector<ReportPoint>> run_point(const json& doc, const std::string& f
     if (value == kv.end() || !value->is_number())
       return bad(file, "kv_config." + std::string(param.key),
                  "not in the run's report (" + strategy_name + "): calibrate from `verify --json`, which records the plan's configuration");
-    param.set(p.config, value->get<double>());
+    if (param.whole) {
+      TRILEMMA_TRY(n, io::json_count(kv, std::string(param.key), param.min_whole, k_max_context, file, "kv_config"));
+      param.set(p.config, n);
+    } else {
+      TRILEMMA_TRY(x, io::json_number(kv, std::string(param.key), 0, 1, file, "kv_config"));
+      param.set(p.config, x);
+    }
   }
   if (!doc.contains("weights") || !doc["weights"].is_string()) return bad(file, "weights", "missing");
   const std::string weights = doc["weights"].get<std::string>();
@@ -122,17 +141,20 @@ Result<std::vector<ReportPoint>> run_point(const json& doc, const std::string& f
     if (!t) return bad(file, "weights", "unknown engine weights '" + weights + "'");
     p.engine_weights = *t;
   }
+  TRILEMMA_TRY(threads, io::json_count(doc, "threads", 1, k_max_threads, file, ""));
+  TRILEMMA_TRY(ttft, io::json_number(doc, "ttft_ms", 0, k_max_ms, file, ""));
+  TRILEMMA_TRY(prefill, io::json_number(doc, "prefill_tok_s", 0, k_max_rate, file, ""));
+  TRILEMMA_TRY(decode, io::json_number(doc, "decode_tok_s", 0, k_max_rate, file, ""));
+  TRILEMMA_TRY(peak, io::json_number(doc, "peak_rss_bytes", 0, k_max_bytes, file, ""));
   try {
-    p.config.threads = doc.at("threads").get<std::uint32_t>();
+    p.config.threads = threads;
     Measurement& m = rp.report.measured;
     m.prompt_tokens = static_cast<std::uint32_t>(doc.at("prompt_tokens").size());
     m.decode_tokens = static_cast<std::uint32_t>(doc.at("tokens").size());
-    const double ttft = doc.at("ttft_ms").get<double>(), prefill = doc.at("prefill_tok_s").get<double>();
-    const double decode = doc.at("decode_tok_s").get<double>();
     m.ttft_ms = {ttft, ttft, ttft, {ttft}};
     m.prefill_tok_s = {prefill, prefill, prefill, {prefill}};
     m.decode_tok_s = {decode, decode, decode, {decode}};
-    m.peak_rss_bytes = doc.at("peak_rss_bytes").get<double>();
+    m.peak_rss_bytes = peak;
     m.weight_bytes = doc.value("weight_bytes", 0.0);
     m.kv_bytes = doc.value("kv_allocated_bytes", 0.0);
     m.synthetic = doc.value("synthetic", true);
@@ -155,16 +177,28 @@ Result<Measurement> measurement_from_json(const json& entry, const std::string& 
   try {
     const auto& j = entry.at("measured");
     Measurement m;
-    m.decode_tok_s = spread_from(j.at("decode_tok_s"));
-    m.ttft_ms = spread_from(j.at("ttft_ms"));
-    m.prefill_tok_s = spread_from(j.value("prefill_tok_s", json::object()));
-    m.peak_rss_bytes = j.at("peak_rss_bytes").get<double>();
+    const auto decode_s = spread_from(j.at("decode_tok_s"), k_max_rate, file, where + ".measured.decode_tok_s");
+    const auto ttft_s = spread_from(j.at("ttft_ms"), k_max_ms, file, where + ".measured.ttft_ms");
+    const auto prefill_s = spread_from(j.value("prefill_tok_s", json::object()), k_max_rate, file, where + ".measured.prefill_tok_s");
+    for (const auto* r : {&decode_s, &ttft_s, &prefill_s})
+      if (!r->ok()) return r->error();
+    m.decode_tok_s = *decode_s, m.ttft_ms = *ttft_s, m.prefill_tok_s = *prefill_s;
+    const auto peak = io::json_number(j, "peak_rss_bytes", 0, k_max_bytes, file, where + ".measured");
+    if (!peak.ok()) return peak.error();
+    m.peak_rss_bytes = *peak;
     m.weight_bytes = j.value("weight_bytes", 0.0);
     m.kv_bytes = j.value("kv_bytes", 0.0);
     m.acceptance = j.value("acceptance", 0.0);
+    if (!(m.weight_bytes >= 0 && m.weight_bytes <= k_max_bytes && m.kv_bytes >= 0 && m.kv_bytes <= k_max_bytes &&
+          m.acceptance >= 0 && m.acceptance <= 1))
+      return bad(file, where + ".measured", "weight_bytes, kv_bytes or acceptance out of range");
     m.weights = j.value("weights", "");
-    m.prompt_tokens = entry.at("prompt_tokens").get<std::uint32_t>();
-    m.decode_tokens = entry.at("decode_tokens").get<std::uint32_t>();
+    const auto prompt = io::json_count(entry, "prompt_tokens", 0, k_max_context, file, where);
+    if (!prompt.ok()) return prompt.error();
+    const auto decode = io::json_count(entry, "decode_tokens", 0, k_max_context, file, where);
+    if (!decode.ok()) return decode.error();
+    m.prompt_tokens = *prompt;
+    m.decode_tokens = *decode;
     m.synthetic = entry.value("synthetic", true);
     m.kernels = entry.value("kernels", "");
     m.runs = entry.value("runs", 0);

@@ -4,7 +4,11 @@
 // through the profile file. The engine's real kernels are tested in engine_peak_test.
 #include <catch2/catch.hpp>
 
+#include <filesystem>
+#include <fstream>
 #include <thread>
+
+#include <unistd.h>
 
 #include "devices/device_loader.hpp"
 #include "devices/host_probe.hpp"
@@ -95,4 +99,32 @@ TEST_CASE("probe_host: the record survives the profile file", "[devices]") {
   CHECK(back->probe->f32_theoretical_basis == d.probe->f32_theoretical_basis);
   CHECK(back->peak_bandwidth_gbps == d.peak_bandwidth_gbps);
   CHECK(*back->peak_gops(ComputePath::cpu_int8_dot) == Approx(*d.peak_gops(ComputePath::cpu_int8_dot)));
+}
+
+TEST_CASE("available_memory_bytes: MemAvailable, capped by each memory cgroup's headroom (reliability D13)", "[devices]") {
+  namespace fs = std::filesystem;
+  const fs::path root = fs::temp_directory_path() / ("trilemma-cgroup-" + std::to_string(::getpid()));
+  fs::remove_all(root);
+  auto write = [](const fs::path& p, const std::string& text) {
+    fs::create_directories(p.parent_path());
+    std::ofstream(p) << text;
+  };
+  write(root / "proc/meminfo", "MemTotal: 16000000 kB\nMemAvailable: 8000000 kB\n");
+  // No cgroup file: MemAvailable.
+  CHECK(*devices::available_memory_bytes((root / "proc").string(), (root / "sys").string()) == Approx(8000000.0 * 1024));
+  // cgroup v2: a 2 GiB limit with 0.5 GiB used, on the parent of the process's group.
+  write(root / "proc/self/cgroup", "0::/ci/job\n");
+  write(root / "sys/ci/memory.max", "2147483648\n");
+  write(root / "sys/ci/memory.current", "536870912\n");
+  write(root / "sys/ci/job/memory.max", "max\n");
+  write(root / "sys/ci/job/memory.current", "100\n");
+  CHECK(*devices::available_memory_bytes((root / "proc").string(), (root / "sys").string()) == Approx(1610612736.0));
+  // cgroup v1: the memory controller's own hierarchy; "no limit" is a number near 2^63.
+  write(root / "proc/self/cgroup", "4:memory:/box\n0::/\n");
+  write(root / "sys/memory/box/memory.limit_in_bytes", "1073741824\n");
+  write(root / "sys/memory/box/memory.usage_in_bytes", "73741824\n");
+  write(root / "sys/memory/memory.limit_in_bytes", "9223372036854771712\n");
+  write(root / "sys/memory/memory.usage_in_bytes", "5\n");
+  CHECK(*devices::available_memory_bytes((root / "proc").string(), (root / "sys").string()) == Approx(1e9));
+  fs::remove_all(root);
 }

@@ -13,6 +13,9 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <tuple>
+
+#include <unistd.h>
 
 #include "devices/device_db.hpp"
 #include "emitters/emitter.hpp"
@@ -568,4 +571,54 @@ TEST_CASE("emitters: kv_gap_table answers every strategy a target has no row for
   }
   c.kv_strategy = KvStrategy::sliding;
   CHECK(gaps[static_cast<std::size_t>(KvStrategy::sliding)](c)->value == "sliding 512+4");
+}
+
+TEST_CASE("emitters: hostile ids are refused where a plan is read; hostile paths reach the shell as one argument (reliability D4)", "[emitters]") {
+  const auto plan = make_plan(scenario_cases()[0]);
+  // Ids: a newline (a new shell line), a quote, a flag, a space: each refused, naming the field.
+  for (const auto& [object, key, value] : std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"model", "id", "qwen\ntouch injected-by-emit\n#"}, {"device", "id", "pi\nrm -rf x"},
+           {"model", "id", "a'b"}, {"device", "id", "-rf"}, {"model", "architecture", "llama; reboot"},
+           {"model", "id", "my model"}, {"model", "id", std::string(200, 'a')}}) {
+    auto doc = plan.raw;
+    doc[object][key] = value;
+    const auto r = solver::parse_plan_document(doc.dump(), "hostile.json");
+    CAPTURE(object, key, value);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().to_string().find("hostile.json:" + object + "." + key + ":") == 0);
+  }
+  auto doc = plan.raw;
+  doc["model"]["path"] = "/models/x\n.gguf";
+  CHECK_FALSE(solver::parse_plan_document(doc.dump(), "p.json").ok());
+
+  // A path may hold anything but control characters: the script passes it as one argument.
+  const std::string hostile = "/tmp/a b/$(touch pwned) `touch pwned2`; 'q' \"d\" \\ * ?.gguf";
+  doc = plan.raw;
+  doc["model"]["path"] = hostile;
+  auto parsed = solver::parse_plan_document(doc.dump(), "p.json");
+  REQUIRE(parsed.ok());
+  auto e = emitters::find_emitter("llama.cpp")->emit(*parsed);
+  REQUIRE(e.ok());
+  const auto dir = std::filesystem::temp_directory_path() / ("trilemma-emit-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "run.sh") << e->files[0].content;
+  // A stand-in llama-server that writes each argument it gets on its own line.
+  std::ofstream(dir / "llama-server") << "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done > \"$ARGV_OUT\"\n";
+  std::filesystem::permissions(dir / "llama-server", std::filesystem::perms::owner_all);
+  const std::string sh = "cd '" + dir.string() + "' && ";
+  REQUIRE(std::system((sh + "bash -n run.sh").c_str()) == 0);
+  REQUIRE(std::system((sh + "PATH=\"$PWD:$PATH\" ARGV_OUT=argv.txt sh run.sh").c_str()) == 0);
+  std::ifstream in(dir / "argv.txt");
+  std::vector<std::string> argv;
+  for (std::string line; std::getline(in, line);) argv.push_back(line);
+  std::vector<std::string> expected;
+  for (const auto& [flag, value] : e->settings) {
+    expected.push_back(flag);
+    if (!value.empty()) expected.push_back(value);
+  }
+  CHECK(argv == expected);
+  CHECK(std::find(argv.begin(), argv.end(), hostile) != argv.end());
+  CHECK_FALSE(std::filesystem::exists(dir / "pwned"));
+  CHECK_FALSE(std::filesystem::exists(dir / "pwned2"));
+  std::filesystem::remove_all(dir);
 }

@@ -6,11 +6,15 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
+#include <utility>
+#include <vector>
 
 #include "engine/engine.hpp"
 #include "engine/gguf/gguf_file.hpp"
 #include "engine/kv/kv_cache.hpp"
 #include "engine/model/loaders.hpp"
+#include "engine/sampling/sampler.hpp"
 #include "engine/model/prepare.hpp"
 #include "engine/model/transformer.hpp"
 #include "engine/source/model_source.hpp"
@@ -236,4 +240,16 @@ TEST_CASE("engine::generate: reports the kernel columns it used", "[engine]") {
   r = generate(o, nullptr);
   REQUIRE(r.ok());
   CHECK(r->kernels == "scalar");
+}
+
+TEST_CASE("Sampler: NaN or infinite logits give a token of the vocabulary, never a crash (reliability D1)", "[engine]") {
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  for (const auto& logits : std::vector<std::vector<float>>{{nan, nan, nan}, {1.f, nan, 3.f}, {inf, 0.f, -inf}, {-inf, -inf}}) {
+    for (const auto& [t, p] : std::vector<std::pair<float, float>>{{0.8f, 0.9f}, {1.f, 1.f}, {0.f, 1.f}}) {
+      engine::Sampler s(t, p, 42);
+      const int token = s.sample(logits);
+      CHECK(token >= 0);
+      CHECK(token < int(logits.size()));
+    }
+  }
 }

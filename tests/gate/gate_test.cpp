@@ -103,7 +103,7 @@ TEST_CASE("gate::parse_budgets: one fixture per failure class names file, line a
       {"wrong-type.yaml", ":6:", "budgets[0].context: expected a number, got 'lots'"},
       {"missing-field.yaml", ":3:", "budgets[0].scenario: required field is missing"},
       {"negative-value.yaml", ":9:", "budgets[0].limits.max_memory_gib: must be > 0, got -3"},
-      {"zero-context.yaml", ":6:", "budgets[0].context: must be > 0"},
+      {"zero-context.yaml", ":6:", "budgets[0].context: must be 1..16777216"},
       {"unknown-key.yaml", ":8:", "budgets[0].limits.max_memory: unknown key"},
       {"unknown-device.yaml", ":4:", "budgets[0].device: unknown device 'pixel-99'"},
       {"bad-enum.yaml", ":5:", "budgets[0].scenario: unknown scenario 'fastest'"},

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "io/atomic_write.hpp"
+#include "types/staged_file.hpp"
 
 using namespace trilemma;
 namespace fs = std::filesystem;
@@ -52,5 +53,35 @@ TEST_CASE("io::write_file_atomically: files, symlinks, devices and directories",
   REQUIRE_FALSE(r.ok());
   CHECK(r.error().kind == ErrorKind::io);
   CHECK(r.error().message.find("is a directory") != std::string::npos);
+  for (const auto& e : fs::directory_iterator(d.path)) CHECK(e.path().filename().string().find(".tmp.") == std::string::npos);
+}
+
+TEST_CASE("StagedFile: unpredictable temporary names opened exclusively; a planted symlink is never followed (reliability D17)", "[io]") {
+  TempDir d;
+  const auto target = d.path / "out.json";
+  const auto victim = d.path / "victim.txt";
+  std::ofstream(victim) << "do not touch";
+  // The name every output used before: a symlink planted there must not be written through.
+  fs::create_symlink(victim, d.path / ("out.json.tmp." + std::to_string(::getpid())));
+  auto a = StagedFile::create(target);
+  auto b = StagedFile::create(target);
+  REQUIRE(a.ok());
+  REQUIRE(b.ok());
+  CHECK(std::string(staged_temp_path(0)) != std::string(staged_temp_path(1)));  // two names, both registered
+  REQUIRE(a->write("first", 5).ok());
+  REQUIRE(a->commit().ok());
+  CHECK(slurp(target) == "first");
+  CHECK(slurp(victim) == "do not touch");
+  // b is abandoned: its temporary file goes, and the slots empty.
+}
+
+TEST_CASE("io::write_files_atomically: all or none", "[io]") {
+  TempDir d;
+  std::ofstream(d.path / "a.txt") << "old a";
+  fs::create_directory(d.path / "b.txt");  // cannot be replaced by a file
+  const auto r = io::write_files_atomically({{d.path / "a.txt", "new a"}, {d.path / "b.txt", "new b"}});
+  CHECK_FALSE(r.ok());
+  CHECK(slurp(d.path / "a.txt") == "old a");
+  for (int i = 0; i < k_max_staged; ++i) CHECK(std::string(staged_temp_path(i)).empty());
   for (const auto& e : fs::directory_iterator(d.path)) CHECK(e.path().filename().string().find(".tmp.") == std::string::npos);
 }

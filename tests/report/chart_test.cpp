@@ -1,6 +1,10 @@
 // report/chart: ticks, labels, coordinates and the SVG document, checked by parsing it.
 #include <catch2/catch.hpp>
 
+#include <limits>
+#include <utility>
+#include <vector>
+
 #include "report/chart.hpp"
 #include "xml_check.hpp"
 
@@ -64,4 +68,23 @@ TEST_CASE("report::Chart: data maps into the plot area; the SVG is well formed, 
   CHECK(testing::count_of(svg, "<circle class=\"point\"") == 1);
   CHECK(svg.find("x, FLOP/byte") != std::string::npos);
   CHECK(svg.find("y, GB/s") != std::string::npos);
+}
+
+TEST_CASE("report::Chart: infinite or empty axes and non-finite points still give finite coordinates (reliability D18)", "[report]") {
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  for (const auto& [x, y] : std::vector<std::pair<report::Axis, report::Axis>>{
+           {{"a", 0, inf, true}, {"b", 1, 10, true}},
+           {{"a", -inf, inf, false}, {"b", nan, nan, false}},
+           {{"a", 5, 5, true}, {"b", 0, 0, true}}}) {
+    report::Chart c("t", x, y);
+    c.line(1, 1, inf, nan, "roof");
+    c.marker(nan, inf, "point", "p");
+    c.polyline({{1, 2}, {inf, -inf}}, "roof");
+    c.rect(0, 0, nan, 1, "bar-0");
+    c.text(inf, 1, "x");
+    const std::string svg = c.svg();
+    CHECK(svg.find("nan") == std::string::npos);
+    CHECK(svg.find("inf") == std::string::npos);
+    CHECK(testing::xml_problem(svg) == "");
+  }
 }

@@ -178,7 +178,7 @@ TEST_CASE("report_points: run and verify reports read back as engine points", "[
   CHECK_THAT(verify::report_points(spec, "run.json").error().to_string(), Catch::Contains("speculative"));
   auto broken = run;
   broken.erase("decode_tok_s");
-  CHECK_THAT(verify::report_points(broken, "run.json").error().to_string(), Catch::Contains("malformed run report"));
+  CHECK_THAT(verify::report_points(broken, "run.json").error().to_string(), Catch::Contains("run.json:decode_tok_s: missing"));
   // Fields of the wrong type (the fuzzer's find: "draft" an object, "model" a number) are
   // malformed reports, not exceptions.
   for (const auto& [key, value] : std::vector<std::pair<std::string, nlohmann::json>>{
