@@ -2,11 +2,22 @@
 // that only read paths (an anonymous in-memory file, so no disk traffic and nothing left over).
 #pragma once
 #include <sys/mman.h>
+#include <cstdio>
 #include <unistd.h>
 
 #include <cstddef>
 #include <cstdint>
 #include <string>
+
+// An oracle of a target: when it fails, the condition and its line go to the log before the
+// trap, so a finding says which property broke.
+#define FUZZ_CHECK(condition)                                                                   \
+  do {                                                                                          \
+    if (!(condition)) {                                                                         \
+      std::fprintf(stderr, "oracle failed: %s (%s:%d)\n", #condition, __FILE__, __LINE__);     \
+      __builtin_trap();                                                                         \
+    }                                                                                           \
+  } while (0)
 
 namespace trilemma::fuzz {
 

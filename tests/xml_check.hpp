@@ -2,6 +2,7 @@
 // nest and balance, attribute quotes pair, text holds no raw '<', '>' or bare '&'. And a counter
 // of elements.
 #pragma once
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,30 @@ inline std::string xml_problem(const std::string& xml) {
     }
   }
   return stack.empty() ? "" : "unclosed <" + stack.back() + ">";
+}
+
+// Checks that every character is one XML 1.0 allows (its Char production: tab, newline, carriage
+// return, U+0020-U+D7FF, U+E000-U+FFFD, U+10000-U+10FFFF) in well-formed UTF-8. Returns "" or the
+// first offending byte offset.
+inline std::string xml_char_problem(const std::string& xml) {
+  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(xml[k]); };
+  for (std::size_t i = 0; i < xml.size();) {
+    const unsigned char c = byte(i);
+    std::size_t n = c < 0x80 ? 1 : c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 ? 2 : 0;
+    if (n == 0 || c > 0xF4 || i + n > xml.size()) return "invalid UTF-8 at " + std::to_string(i);
+    std::uint32_t cp = n == 1 ? c : c & (0x7F >> n);
+    for (std::size_t k = 1; k < n; ++k) {
+      if ((byte(i + k) & 0xC0) != 0x80) return "invalid UTF-8 at " + std::to_string(i);
+      cp = (cp << 6) | (byte(i + k) & 0x3F);
+    }
+    const std::uint32_t least[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < least[n]) return "overlong UTF-8 at " + std::to_string(i);
+    const bool allowed = cp == 0x9 || cp == 0xA || cp == 0xD || (cp >= 0x20 && cp <= 0xD7FF) || (cp >= 0xE000 && cp <= 0xFFFD) ||
+                         (cp >= 0x10000 && cp <= 0x10FFFF);
+    if (!allowed) return "character U+" + std::to_string(cp) + " (decimal) not allowed in XML at " + std::to_string(i);
+    i += n;
+  }
+  return "";
 }
 
 // How many times `what` occurs in `s` (elements of a class in an SVG, cells in a grid).

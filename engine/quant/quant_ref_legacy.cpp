@@ -22,8 +22,9 @@ namespace {
 
 constexpr int k_half = k_qk4_0 / 2;
 
-// Level of v clamped to [0, top]; NaN becomes 0.
-int level(float v, int top) { return v >= 0.0f ? std::min(top, int(v)) : 0; }
+// Level of v clamped to [0, top]; NaN becomes 0, +inf top (compared before the conversion,
+// which is undefined for a value past int's range).
+int level(float v, int top) { return v >= 0.0f ? (v < float(top) ? int(v) : top) : 0; }
 
 // The 4-bit code of element j (< 32) of a nibble-packed block.
 int nibble(const std::uint8_t* qs, int j) { return j < k_half ? qs[j] & 0x0F : qs[j - k_half] >> 4; }

@@ -48,12 +48,25 @@ void apply(devices::Calibration& c, const std::vector<Factor>& factors, const st
   }
 }
 
-Result<solver::PreparedDevice> prepare(const devices::Device& d, const roofline::DeratingTables* tables) {
+Result<solver::PreparedDevice> prepare(const devices::Device& d, const roofline::DeratingTables* tables,
+                                       const solver::PreparedDevice::Scope* scope = nullptr) {
   if (!tables) {
     TRILEMMA_TRY(builtin, roofline::derating_tables());
     tables = builtin;
   }
-  return solver::PreparedDevice::prepare(d, *tables, solver::PreparedDevice::Purpose::fitting);
+  return solver::PreparedDevice::prepare(d, *tables, solver::PreparedDevice::Purpose::fitting, scope);
+}
+
+// The backends and weight formats the observations run (a draft's weights included): all a
+// trial of the fit predicts.
+solver::PreparedDevice::Scope scope_of(const std::vector<Observation>& obs) {
+  solver::PreparedDevice::Scope scope;
+  for (const auto& ob : obs) {
+    scope.backends.set(static_cast<std::size_t>(ob.config.backend));
+    scope.formats.set(static_cast<std::size_t>(ob.config.weights));
+    if (ob.config.speculative.has_draft_weights()) scope.formats.set(static_cast<std::size_t>(ob.config.speculative.draft_weights));
+  }
+  return scope;
 }
 
 double median(std::vector<double> v) {
@@ -197,7 +210,8 @@ devices::Calibration fit(const devices::Device& device, const std::vector<Observ
                          const std::string& fitted_on) {
   devices::Calibration base = device.calibration.value_or(devices::Calibration{});
   base.fitted_on = fitted_on;
-  auto prepared = prepare(device, o.tables);
+  const auto scope = scope_of(obs);
+  auto prepared = prepare(device, o.tables, &scope);
   if (!prepared.ok() || obs.empty()) return base;
   if (o.memory) fit_memory(base, *prepared, obs);
   FactorSet set = collect_factors(*prepared, obs, o);
@@ -208,7 +222,7 @@ devices::Calibration fit(const devices::Device& device, const std::vector<Observ
     devices::Calibration c = base;
     apply(c, set.factors, values);
     trial.calibration = c;
-    const auto pd = prepare(trial, o.tables);
+    const auto pd = prepare(trial, o.tables, &scope);
     if (!pd.ok()) return double(INFINITY);
     double sum = 0;
     for (const auto& ob : obs) {

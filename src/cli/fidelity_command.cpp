@@ -365,7 +365,7 @@ void add_fidelity_command(CLI::App& app, Handler& handler) {
   cmd->add_option("--method", f.method, "all: loso, lodo and loro; loso: leave one page of the dataset out; lodo: one device (with --accuracy: one model family); loro: one runtime; each refitting every constant without it. priors: the tables (the first accuracy model) as they are")
       ->capture_default_str();
   cmd->add_option("--hold-out", f.hold_out, "cross-validate this group only: a device (lodo), a page's URL (loso) or an engine (loro); with --fit: fit without that device");
-  cmd->add_option("--threads", f.threads, "cross-validation folds run at once")->capture_default_str();
+  cmd->add_option("--threads", f.threads, "cross-validation folds run at once (at most one per CPU)")->capture_default_str();
   cmd->add_flag("--points", f.points, "list every prediction next to its measurement");
   cmd->add_flag("--skipped", f.skipped, "list every row left out, with its reason");
   cmd->add_flag("--fit", f.fit, "also fit the derating tables on every device and print the values");

@@ -34,6 +34,14 @@ constexpr auto k_offloads = backend_table<bool>({
     {Backend::vulkan, true},
 });
 
+// A FROM value as Ollama's parser reads it back (parser.go: the rest of the line, trimmed, one
+// pair of enclosing quotes removed): a value that starts with a quote or a space, or ends with
+// one, goes inside triple quotes, which unquote strips whatever the value holds.
+std::string modelfile_value(const std::string& v) {
+  const bool plain = !v.empty() && v.front() != '"' && v.front() != ' ' && v.front() != '\t' && v.back() != ' ' && v.back() != '\t';
+  return plain ? v : "\"\"\"" + v + "\"\"\"";
+}
+
 }  // namespace
 
 Result<Emission> emit_ollama(const solver::PlanDocument& plan) {
@@ -99,7 +107,7 @@ Result<Emission> emit_ollama(const solver::PlanDocument& plan) {
   env += "# server-wide: these apply to every model this Ollama server runs (systemd EnvironmentFile or docker --env-file)\n";
   for (const auto& n : e.not_expressed) modelfile += "# " + describe(n) + "\n";
   for (const auto& [name, value] : e.settings) {
-    if (name == "FROM") modelfile += "FROM " + value + "\n";
+    if (name == "FROM") modelfile += "FROM " + modelfile_value(value) + "\n";
     else if (name.starts_with("OLLAMA_")) env += name + "=" + value + "\n";
     else modelfile += "PARAMETER " + name + " " + value + "\n";
   }

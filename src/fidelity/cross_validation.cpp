@@ -5,6 +5,8 @@
 #include <cmath>
 #include <map>
 #include <system_error>
+#include <exception>
+#include <mutex>
 #include <thread>
 
 #include "fidelity/device_fit.hpp"
@@ -164,13 +166,27 @@ Report hold_out(const calibration::ObservationSet& set, const roofline::Derating
   if (!only.empty()) groups = {only};
   std::vector<std::vector<PointResult>> per_fold(groups.size());
   std::atomic<std::size_t> next{0};
+  // A fold that fails (out of memory under a limit) stops every worker; the first failure is
+  // rethrown here, where the command reports it, instead of terminating the process.
+  std::exception_ptr failure;
+  std::mutex failure_mutex;
   auto worker = [&] {
-    for (std::size_t k; (k = next++) < groups.size();) per_fold[k] = fold(set, priors, by, groups[k]);
+    try {
+      for (std::size_t k; (k = next++) < groups.size();) per_fold[k] = fold(set, priors, by, groups[k]);
+    } catch (...) {
+      next = groups.size();
+      const std::lock_guard<std::mutex> lock(failure_mutex);
+      if (!failure) failure = std::current_exception();
+    }
   };
   std::vector<std::thread> pool;
-  // A thread the system refuses (a memory or process limit) is one fewer worker, not an abort:
-  // the folds are shared through `next` (reliability D11, as the engine's pool does).
-  for (unsigned t = 1; t < std::min<std::size_t>(std::max(1u, threads), groups.size()); ++t) {
+  // The folds are CPU-bound: more workers than CPUs only add each one's memory (a thread's
+  // stack and malloc arena: 64 of them exhausted a 1 GB address-space limit). A thread the
+  // system refuses is one fewer worker, not an abort: the folds are shared through `next`
+  // (reliability D11, as the engine's pool does).
+  const unsigned cpus = std::max(1u, std::thread::hardware_concurrency());
+  const std::size_t workers = std::min<std::size_t>({std::max(1u, threads), cpus, groups.size()});
+  for (std::size_t t = 1; t < workers; ++t) {
     try {
       pool.emplace_back(worker);
     } catch (const std::system_error&) {
@@ -179,6 +195,7 @@ Report hold_out(const calibration::ObservationSet& set, const roofline::Derating
   }
   worker();
   for (auto& t : pool) t.join();
+  if (failure) std::rethrow_exception(failure);
   std::vector<PointResult> all;
   for (auto& f : per_fold) all.insert(all.end(), f.begin(), f.end());
   return summarize(set, std::move(all), hold_out_name(by));

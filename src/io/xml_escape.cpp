@@ -38,6 +38,11 @@ std::string xml_escape(const std::string& in) {
       ++i;
       continue;
     }
+    if (n == 3 && in.compare(i, 2, "\xEF\xBF") == 0 && static_cast<unsigned char>(in[i + 2]) >= 0xBE) {
+      s += "\xEF\xBF\xBD";  // U+FFFE and U+FFFF are UTF-8 but not XML 1.0 characters
+      i += n;
+      continue;
+    }
     if (n > 1) {
       s.append(in, i, n);
       i += n;

@@ -84,10 +84,15 @@ namespace {
 // An axis every coordinate can be computed on: finite ends in order, a positive start when
 // logarithmic. Whatever figures reach a chart, its SVG never holds a NaN or an infinity
 // (reliability D18: an infinite axis wrote "-nan" coordinates).
+// Ends are kept within 1e-300..1e300 in magnitude, so a range, a decade count or a tick step
+// computed from them is finite too (a 1e308 axis end once overflowed the tick loop's int).
 Axis drawable(Axis a) {
+  constexpr double k_big = 1e300, k_tiny = 1e-300;
   if (!std::isfinite(a.min)) a.min = a.log ? 1e-3 : 0;
   if (a.log && !(a.min > 0)) a.min = std::isfinite(a.max) && a.max > 0 ? a.max * 1e-6 : 1e-3;
-  if (!std::isfinite(a.max) || !(a.max > a.min)) a.max = a.log ? a.min * 10 : a.min + 1;
+  a.min = std::clamp(a.min, a.log ? k_tiny : -k_big, k_big);
+  if (std::isfinite(a.max)) a.max = std::clamp(a.max, a.log ? k_tiny : -k_big, k_big);
+  if (!std::isfinite(a.max) || !(a.max > a.min)) a.max = a.log ? a.min * 10 : a.min + std::max(1.0, std::abs(a.min));
   return a;
 }
 

@@ -106,7 +106,7 @@ Result<PreparedDevice> PreparedDevice::prepare(const devices::Device& d) {
 }
 
 Result<PreparedDevice> PreparedDevice::prepare(const devices::Device& d, const roofline::DeratingTables& tables,
-                                               Purpose purpose) {
+                                               Purpose purpose, const Scope* scope) {
   const bool with_basis = purpose == Purpose::plans;
   TRILEMMA_TRY(classes, devices::class_table());
   (void)classes;  // usable_memory_gib reads it; loading it here surfaces a broken table as an error
@@ -119,9 +119,11 @@ Result<PreparedDevice> PreparedDevice::prepare(const devices::Device& d, const r
   for (const auto& b : backends()) {
     if (!d.has_backend(b.backend)) continue;
     const auto bi = static_cast<std::size_t>(b.backend);
+    if (scope && !scope->backends.test(bi)) continue;
     if (with_basis) p.m_power[bi] = power::power_draw(d, b.backend, *power_tables, &p.m_power_gap[bi]);
     for (const auto& w : weight_formats())
-      p.m_efficiency[bi][static_cast<std::size_t>(w.format)] = roofline::efficiency(tables, d, b.backend, w.format, with_basis);
+      if (!scope || scope->formats.test(static_cast<std::size_t>(w.format)))
+        p.m_efficiency[bi][static_cast<std::size_t>(w.format)] = roofline::efficiency(tables, d, b.backend, w.format, with_basis);
     for (auto kv : kv_formats())
       for (std::size_t phase = 0; phase < k_attention_phases; ++phase)
         p.m_attention[bi][kv_format_index(kv)][phase] =

@@ -3,6 +3,7 @@
 // configurations against them). Both are read-only once prepared.
 #pragma once
 #include <array>
+#include <bitset>
 #include <optional>
 
 #include "accuracy/loss_fit.hpp"
@@ -46,8 +47,15 @@ struct PreparedDevice {
   // With other derating tables (a fit's trial values). `fitting` skips what only a plan
   // prints (the basis text, the power draws): a fit prepares devices thousands of times.
   enum class Purpose { plans, fitting };
+  // What a fit predicts: only these backends x weight formats are prepared (the others answer
+  // nullptr), so one trial of its search costs the rows its observations read, not the
+  // device's whole table.
+  struct Scope {
+    std::bitset<k_backends> backends;
+    std::bitset<k_weight_formats> formats;
+  };
   static Result<PreparedDevice> prepare(const devices::Device& device, const roofline::DeratingTables& tables,
-                                        Purpose purpose = Purpose::plans);
+                                        Purpose purpose = Purpose::plans, const Scope* scope = nullptr);
 
   // nullptr when `backend` cannot run `weights` on this device (not listed, no compute path
   // with a peak, or a format the backend does not run).

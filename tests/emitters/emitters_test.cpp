@@ -6,6 +6,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "golden.hpp"
+#include "emitted_syntax.hpp"
 
 #include <cstdlib>
 #include <filesystem>
@@ -112,88 +113,24 @@ std::string file_name(const std::string& emitter) {
   return s;
 }
 
-// --- tiny parsers of the emitted formats -------------------------------------------------------
-
-// Shell words with single quotes (as the llama.cpp emitter writes them).
-std::vector<std::string> shell_words(const std::string& line) {
-  std::vector<std::string> out;
-  std::string cur;
-  bool in_word = false, quoted = false;
-  for (char c : line) {
-    if (quoted) {
-      if (c == '\'') quoted = false;
-      else cur += c;
-    } else if (c == '\'') {
-      quoted = in_word = true;
-    } else if (c == ' ' || c == '\t' || c == '\n') {
-      if (in_word) out.push_back(cur), cur.clear(), in_word = false;
-    } else {
-      cur += c, in_word = true;
-    }
-  }
-  if (in_word) out.push_back(cur);
-  return out;
-}
-
-Settings pair_flags(const std::vector<std::string>& words) {
-  Settings out;
-  for (std::size_t i = 0; i < words.size(); ++i) {
-    const bool has_value = i + 1 < words.size() && !(words[i + 1].size() > 1 && words[i + 1][0] == '-' && !std::isdigit(words[i + 1][1]));
-    out.emplace_back(words[i], has_value ? words[i + 1] : "");
-    if (has_value) ++i;
-  }
-  return out;
-}
+// --- the emitted formats read back (tests/emitted_syntax.hpp), failing the test where unsafe --
 
 Settings parse_args_file(const std::string& text) {
-  std::vector<std::string> words;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);)
-    if (!line.empty() && line[0] != '#')
-      for (auto& w : shell_words(line)) words.push_back(w);
-  return pair_flags(words);
+  auto s = testing::parse_args_file(text);
+  REQUIRE(s);
+  return *s;
 }
 
 Settings parse_script(const std::string& text) {
-  const auto at = text.find("exec llama-server");
-  REQUIRE(at != std::string::npos);
-  std::string cmd;
-  for (std::size_t i = at + 17; i < text.size(); ++i) {
-    if (text[i] == '\\' && i + 1 < text.size() && text[i + 1] == '\n') ++i;
-    else cmd += text[i];
-  }
-  auto words = shell_words(cmd);
-  REQUIRE(!words.empty());
-  CHECK(words.back() == "\"$@\"");
-  words.pop_back();
-  return pair_flags(words);
+  auto s = testing::parse_script(text);
+  REQUIRE(s);
+  return *s;
 }
 
 Settings parse_modelfile(const std::string& modelfile, const std::string& env) {
-  Settings out;
-  std::istringstream in(modelfile);
-  for (std::string line; std::getline(in, line);) {
-    if (line.empty() || line[0] == '#') continue;
-    std::istringstream words(line);
-    std::string op, name, value;
-    words >> op;
-    if (op == "FROM") {
-      words >> value;
-      out.emplace_back("FROM", value);
-    } else {
-      REQUIRE(op == "PARAMETER");
-      words >> name >> value;
-      out.emplace_back(name, value);
-    }
-  }
-  std::istringstream ein(env);
-  for (std::string line; std::getline(ein, line);) {
-    if (line.empty() || line[0] == '#') continue;
-    const auto eq = line.find('=');
-    REQUIRE(eq != std::string::npos);
-    out.emplace_back(line.substr(0, eq), line.substr(eq + 1));
-  }
-  return out;
+  auto s = testing::parse_modelfile(modelfile, env);
+  REQUIRE(s);
+  return *s;
 }
 
 const testing::Schema& emit_schema() {
@@ -621,4 +558,17 @@ TEST_CASE("emitters: hostile ids are refused where a plan is read; hostile paths
   CHECK_FALSE(std::filesystem::exists(dir / "pwned"));
   CHECK_FALSE(std::filesystem::exists(dir / "pwned2"));
   std::filesystem::remove_all(dir);
+
+  // Ollama reads FROM to the end of its line, trimmed and unquoted: a path with a trailing space
+  // or quotes of its own comes back unchanged.
+  for (const std::string& path : std::vector<std::string>{hostile, "/models/x.gguf ", "/models/\"q\" .gguf\""}) {
+    doc["model"]["path"] = path;
+    auto p = solver::parse_plan_document(doc.dump(), "p.json");
+    REQUIRE(p.ok());
+    auto o = emitters::find_emitter("ollama")->emit(*p);
+    REQUIRE(o.ok());
+    CAPTURE(path, o->files[0].content);
+    CHECK(setting(*o, "FROM") == path);
+    CHECK(parse_modelfile(o->files[0].content, o->files[1].content) == o->settings);
+  }
 }

@@ -431,6 +431,22 @@ TEST_CASE("quant::q8_0 / q4_0: NaN and infinite inputs give defined levels (fuzz
   CHECK(q8[0].qs[0] == 127);
 }
 
+TEST_CASE("quant: a block whose largest value is subnormal quantizes to defined levels (fuzz finding, issue 45)", "[quant]") {
+  // Its scale's inverse overflows to inf, so x * id is inf: converting that to a level was
+  // undefined (UBSan: "inf is outside the range of representable values of type 'int'").
+  for (const auto& k : format_kernels()) {
+    const std::int64_t n = info(k.weight).block_elems;
+    std::vector<float> x(std::size_t(n), 0.0f);
+    x[0] = 1e-39f, x[1] = -2e-39f, x[2] = 5e-40f;
+    std::vector<std::byte> bytes(tensor_bytes(k.weight, std::size_t(n)));
+    std::vector<float> back(static_cast<std::size_t>(n));
+    CAPTURE(info(k.weight).name);
+    k.quantize(x.data(), bytes.data(), n);
+    k.dequantize(bytes.data(), back.data(), n);
+    for (const float v : back) CHECK((std::isfinite(v) && std::fabs(v) <= 4e-39f));
+  }
+}
+
 TEST_CASE("quant::tq3_t / tq2_t: error at most half a step plus fp16 rounding of the scales", "[quant]") {
   const auto x = normal(64 * 64, 9);
   for (const auto& [type, levels] : {std::pair{TensorType::tq3_t, 7}, std::pair{TensorType::tq2_t, 3}}) {

@@ -16,6 +16,7 @@
 
 using namespace trilemma;
 using trilemma::testing::xml_problem;
+using trilemma::testing::xml_char_problem;
 
 namespace {
 
@@ -255,7 +256,12 @@ TEST_CASE("gate: the JSON report matches its schema and round-trips as a baselin
     base["results"][1]["figures"]["ttft_ms"] = "fast";
     const auto s = gate::compare_with_baseline(report, base.dump(), "base.json");
     REQUIRE_FALSE(s.ok());
-    CHECK(s.error().to_string() == "base.json:results[1].figures.ttft_ms: expected a number or null");
+    CHECK(s.error().to_string() == "base.json:results[1].figures.ttft_ms: must be a number, got \"fast\"");
+    base["results"][1]["figures"]["ttft_ms"] = -1e308;  // an infinite regression once compared
+    const auto negative = gate::compare_with_baseline(report, base.dump(), "base.json");
+    REQUIRE_FALSE(negative.ok());
+    CAPTURE(negative.error().to_string());
+    CHECK(negative.error().to_string() == "base.json:results[1].figures.ttft_ms: must be in 0.0..1000000000000.0, got -1e+308");
     CHECK_FALSE(gate::compare_with_baseline(report, "{", "base.json").ok());
     CHECK_FALSE(gate::compare_with_baseline(report, R"({"schema": "trilemma.plan"})", "base.json").ok());
   }
@@ -281,6 +287,13 @@ TEST_CASE("gate: JUnit XML is well formed with one testcase per model x budget, 
   CHECK(xml_problem("<a><b></a></b>") != "");  // the checker catches misnesting
   CHECK(xml_problem("<a>x & y</a>") != "");
   CHECK(gate::xml_escape("<&>\"'") == "&lt;&amp;&gt;&quot;&apos;");
+  // Characters XML 1.0 does not allow, escaped or not: controls and U+FFFE/U+FFFF become allowed ones.
+  const std::string odd = gate::xml_escape("a\x01\x1b\xEF\xBF\xBE\xEF\xBF\xBF\xEF\xBF\xBD\xC3\xA9\xF0\x9F\x98\x80\xFF");
+  CHECK(xml_char_problem(odd).empty());
+  CHECK(odd == "a  \xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\xC3\xA9\xF0\x9F\x98\x80\xEF\xBF\xBD");
+  CHECK_FALSE(xml_char_problem("\xEF\xBF\xBE").empty());  // the checker catches them
+  CHECK_FALSE(xml_char_problem("\x01").empty());
+  CHECK_FALSE(xml_char_problem("\xC0\x80").empty());
 }
 
 TEST_CASE("gate: GitHub annotations, one per outcome, escaped as workflow commands", "[gate]") {

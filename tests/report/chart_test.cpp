@@ -73,9 +73,13 @@ TEST_CASE("report::Chart: data maps into the plot area; the SVG is well formed, 
 TEST_CASE("report::Chart: infinite or empty axes and non-finite points still give finite coordinates (reliability D18)", "[report]") {
   const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
   for (const auto& [x, y] : std::vector<std::pair<report::Axis, report::Axis>>{
-           {{"a", 0, inf, true}, {"b", 1, 10, true}},
-           {{"a", -inf, inf, false}, {"b", nan, nan, false}},
-           {{"a", 5, 5, true}, {"b", 0, 0, true}}}) {
+           {{"a", 0, inf, true, {}}, {"b", 1, 10, true, {}}},
+           {{"a", -inf, inf, false, {}}, {"b", nan, nan, false, {}}},
+           {{"a", 5, 5, true, {}}, {"b", 0, 0, true, {}}},
+           // Finite but extreme ends (fuzz finding, issue 45): a log axis from 1e308 overflowed
+           // its own end to infinity and the tick loop converted it to int.
+           {{"a", 1e308, 1e308, true, {}}, {"b", 1e-320, 1e-320, true, {}}},
+           {{"a", -1.7e308, 1.7e308, false, {}}, {"b", 1e308, -1e308, false, {}}}}) {
     report::Chart c("t", x, y);
     c.line(1, 1, inf, nan, "roof");
     c.marker(nan, inf, "point", "p");
