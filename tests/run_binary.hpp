@@ -9,6 +9,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "sanitizer_build.hpp"
+
 namespace trilemma::testing {
 
 struct Run {
@@ -17,20 +19,7 @@ struct Run {
 };
 
 // AddressSanitizer reserves terabytes of address space, so tests that cap it (`ulimit -v`)
-// cannot run in the sanitizer build; they say so and skip there.
-#if defined(__SANITIZE_ADDRESS__)
-inline constexpr bool k_address_sanitizer = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-inline constexpr bool k_address_sanitizer = true;
-#else
-inline constexpr bool k_address_sanitizer = false;
-#endif
-#else
-inline constexpr bool k_address_sanitizer = false;
-#endif
-
-// True (with a printed reason) when the test must skip: it caps the address space.
+// cannot run in the sanitizer build. True (with a printed reason) when the test must skip.
 inline bool skip_under_address_sanitizer() {
   if (k_address_sanitizer) WARN("skipped: the binary is built with AddressSanitizer, which cannot run under ulimit -v");
   return k_address_sanitizer;

@@ -1,5 +1,6 @@
 #include "gate/report.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -25,6 +26,15 @@ std::string failure_text(const Outcome& o) {
   std::string s = o.message;
   for (const auto& r : o.regressions) s += "\nregression: " + r.message;
   return s;
+}
+
+// CI viewers (Jenkins, GitLab, GitHub's test reporters) split a classname at its dots into
+// packages: `trilemma.gate.qwen2.5-0.5b` would show as class `5b` of package `...qwen2.5-0`. The
+// model's dots become underscores in the classname (the JSON and text reports keep the id).
+std::string junit_class(const std::string& model) {
+  std::string c = model;
+  std::replace(c.begin(), c.end(), '.', '_');
+  return "trilemma.gate." + c;
 }
 
 }  // namespace
@@ -108,7 +118,6 @@ std::string report_to_text(const Report& report) {
   return s;
 }
 
-
 std::string report_to_junit(const Report& report) {
   std::size_t failures = 0;
   for (const auto& o : report.outcomes) failures += (!o.pass || !o.regressions.empty()) ? 1 : 0;
@@ -118,7 +127,7 @@ std::string report_to_junit(const Report& report) {
   s += "<testsuites name=\"trilemma gate\"" + counts + ">\n";
   s += "  <testsuite name=\"" + xml_escape("trilemma gate: " + report.budgets_file) + "\"" + counts + " skipped=\"0\">\n";
   for (const auto& o : report.outcomes) {
-    s += "    <testcase classname=\"" + xml_escape("trilemma.gate." + o.model) + "\" name=\"" + xml_escape(o.budget) +
+    s += "    <testcase classname=\"" + xml_escape(junit_class(o.model)) + "\" name=\"" + xml_escape(o.budget) +
          "\" time=\"0\">\n";
     if (!o.pass || !o.regressions.empty()) {
       const std::string type = o.pass ? "regression" : "budget";

@@ -435,7 +435,9 @@ TEST_CASE("quant: a block whose largest value is subnormal quantizes to defined 
   // Its scale's inverse overflows to inf, so x * id is inf: converting that to a level was
   // undefined (UBSan: "inf is outside the range of representable values of type 'int'").
   for (const auto& k : format_kernels()) {
-    const std::int64_t n = info(k.weight).block_elems;
+    // Whole blocks of at least 32 values: a format of one-value blocks (F32, F16) still gets all three.
+    const std::int64_t block = info(k.weight).block_elems;
+    const std::int64_t n = block * ((32 + block - 1) / block);
     std::vector<float> x(std::size_t(n), 0.0f);
     x[0] = 1e-39f, x[1] = -2e-39f, x[2] = 5e-40f;
     std::vector<std::byte> bytes(tensor_bytes(k.weight, std::size_t(n)));

@@ -275,6 +275,9 @@ TEST_CASE("gate: JUnit XML is well formed with one testcase per model x budget, 
   CHECK(count(xml, "<failure ") == 2);
   CHECK(xml.find("<testsuites name=\"trilemma gate\" tests=\"4\" failures=\"2\"") != std::string::npos);
   CHECK(xml.find("min_decode_tok_s") != std::string::npos);  // failures carry the limiting figure
+  // A dotted model id is one class, not packages: CI viewers split classnames at dots (issue 50).
+  CHECK(count(xml, "classname=\"trilemma.gate.qwen2_5-0_5b\"") == 2);
+  CHECK(count(xml, "qwen2.5") == 0);
 
   // Hostile text in every field a report carries.
   report.budgets_file = "dir/<b&d>.yaml";
