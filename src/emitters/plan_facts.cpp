@@ -31,6 +31,10 @@ T field(const json& j, std::initializer_list<const char*> path, T fallback) {
 // llama.cpp's defaults for -b and -ub (common/common.h: n_batch 2048, n_ubatch 512).
 constexpr std::uint32_t k_llama_batch = 2048, k_llama_ubatch = 512;
 
+// A relative path that starts with '-' (a file named `-m.gguf`) would be read as an option by
+// llama.cpp's argument parser, a shell tool or xargs: `./` in front names the same file.
+std::string not_an_option(std::string path) { return path.starts_with('-') ? "./" + path : path; }
+
 }  // namespace
 
 std::string gguf_name(const std::string& model_id, WeightFormat weights) {
@@ -55,15 +59,18 @@ PlanFacts plan_facts(const solver::PlanDocument& plan) {
   if (other_weights) {
     const auto slash = f.model_path.rfind('/');
     if (slash != std::string::npos) f.model_file = f.model_path.substr(0, slash + 1) + f.model_file;
+  }
+  f.model_file = not_an_option(f.model_file);
+  if (other_weights) {
     const auto& w = info(f.config.weights);
     if (w.engine_type && !w.llama_cpp.empty())  // what `export` writes (f16, q8_0, q4_0, f32)
       f.produce_with = "trilemma export --plan PLAN.json --out " + f.model_file;
     else if (!w.llama_cpp.empty())
-      f.produce_with = "llama-quantize " + f.model_path + " " + f.model_file + " " + std::string(w.llama_cpp);
+      f.produce_with = "llama-quantize " + not_an_option(f.model_path) + " " + f.model_file + " " + std::string(w.llama_cpp);
   }
   const auto& spec = f.config.speculative;
-  if (spec.kind == DraftKind::model) f.draft_file = gguf_name(spec.draft_model, spec.draft_weights);
-  if (spec.kind == DraftKind::self) f.draft_file = gguf_name(f.model_id, spec.draft_weights);
+  if (spec.kind == DraftKind::model) f.draft_file = not_an_option(gguf_name(spec.draft_model, spec.draft_weights));
+  if (spec.kind == DraftKind::self) f.draft_file = not_an_option(gguf_name(f.model_id, spec.draft_weights));
   f.device_id = plan.device;
   f.device_class = field<std::string>(raw, {"device", "class"}, "");
   f.scenario = plan.scenario;

@@ -571,4 +571,15 @@ TEST_CASE("emitters: hostile ids are refused where a plan is read; hostile paths
     CHECK(setting(*o, "FROM") == path);
     CHECK(parse_modelfile(o->files[0].content, o->files[1].content) == o->settings);
   }
+
+  // A relative path that starts with '-' would be read as an option (emit fuzz finding, issue 45):
+  // it is passed as ./-..., the same file.
+  doc["model"]["path"] = "-m)x.gguf";
+  auto dash = solver::parse_plan_document(doc.dump(), "p.json");
+  REQUIRE(dash.ok());
+  auto l = emitters::find_emitter("llama.cpp")->emit(*dash);
+  REQUIRE(l.ok());
+  CHECK(setting(*l, "-m") == "./-m)x.gguf");
+  CHECK(parse_script(l->files[0].content) == l->settings);
+  CHECK(testing::parse_args_file(l->files[1].content) == l->settings);
 }
