@@ -23,7 +23,7 @@ void store_q4_0(const float* x, void* row, int n) { quantize_row_q4_0(x, row, n)
 #define TRILEMMA_AVX512(fn) nullptr
 #endif
 
-constexpr std::array k_rows = {
+constexpr std::array k_format_rows = {
     KvFormatKernels{TensorType::f32, store_f32, kv_dot_f32_ref, kv_axpy_f32_ref, kv_dot_f32_avx2, TRILEMMA_AVX2(kv_axpy_f32_avx2),
                     kv_scores_by_row<kv_dot_f32_ref>, kv_mix_by_row<kv_axpy_f32_ref>, TRILEMMA_AVX2(kv_scores_f32_avx2),
                     TRILEMMA_AVX2(kv_mix_f32_avx2), TRILEMMA_AVX512(kv_scores_f32_avx512), TRILEMMA_AVX512(kv_mix_f32_avx512),
@@ -43,15 +43,15 @@ constexpr std::array k_rows = {
 };
 #undef TRILEMMA_AVX2
 #undef TRILEMMA_AVX512
-static_assert(k_rows.size() == k_kv_format_count, "one row per KV format of kv_formats()");
+static_assert(k_format_rows.size() == k_kv_format_count, "one row per KV format of kv_formats()");
 
 }  // namespace
 
-std::span<const KvFormatKernels> kv_format_kernels() { return k_rows; }
+std::span<const KvFormatKernels> kv_format_kernels() { return k_format_rows; }
 
 const KvFormatKernels* find_kv_format(TensorType type) {
-  const auto it = std::find_if(k_rows.begin(), k_rows.end(), [&](const auto& r) { return r.type == type; });
-  return it == k_rows.end() ? nullptr : &*it;
+  const auto it = std::find_if(k_format_rows.begin(), k_format_rows.end(), [&](const auto& r) { return r.type == type; });
+  return it == k_format_rows.end() ? nullptr : &*it;
 }
 
 // The AVX2 column on x86 CPUs that have it (avx512vnni implies it), else the reference.

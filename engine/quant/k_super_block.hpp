@@ -6,9 +6,15 @@
 // integers per 16 codes, weights them by sc[t] and sums over the super-block, then one
 // float step: y.d * (d * sum_t sc[t] * sum_16(code * y.qs) - dmin * sum_t m[t] * y.bsums[t]).
 #pragma once
+#include <cmath>
+
 #include "engine/quant/blocks.hpp"
 
 namespace trilemma::engine {
+
+// The k-quants' rounding of a scale or a code: to nearest, halves away from zero (ggml's
+// nearest_int for the values these quantizers see).
+inline int nearest(float v) { return int(std::lround(v)); }
 
 struct KSuperBlock {
   int code[k_qk_k];

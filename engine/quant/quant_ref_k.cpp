@@ -16,8 +16,6 @@
 namespace trilemma::engine {
 namespace {
 
-int nearest(float v) { return int(std::lround(v)); }
-
 // Q4_K / Q5_K: codes 0..15 or 0..31 and a 6-bit scale and min per 32 codes.
 template <class Block>
 void unpack_k(const Block& b, KSuperBlock& k) {

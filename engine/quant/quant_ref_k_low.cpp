@@ -15,8 +15,6 @@
 namespace trilemma::engine {
 namespace {
 
-int nearest(float v) { return int(std::lround(v)); }
-
 // Element e = 128h + 32j + l of a super-block sits at bits 2j of qs[32h + l].
 int low2(const std::uint8_t* qs, int e) { return (qs[32 * (e / 128) + e % 32] >> (2 * ((e % 128) / 32))) & 3; }
 void set_low2(std::uint8_t* qs, int e, int v) { qs[32 * (e / 128) + e % 32] |= std::uint8_t(v << (2 * ((e % 128) / 32))); }

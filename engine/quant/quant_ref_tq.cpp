@@ -32,12 +32,12 @@ void pack_low2(const std::uint8_t* q, std::uint8_t* plane) {
     plane[j] = std::uint8_t((q[j] & 3) | ((q[j + 16] & 3) << 2) | ((q[j + 32] & 3) << 4) | ((q[j + 48] & 3) << 6));
 }
 
-int low2(const std::uint8_t* plane, int i) { return (plane[i % 16] >> (2 * (i / 16))) & 3; }
+int tq_low2(const std::uint8_t* plane, int i) { return (plane[i % 16] >> (2 * (i / 16))) & 3; }
 
 template <class Block>
 int code(const Block& b, int i) {
-  if constexpr (sizeof(Block) == sizeof(BlockTq3)) return low2(b.ql, i) | (((b.qh[i / 8] >> (i % 8)) & 1) << 2);
-  else return low2(b.qs, i);
+  if constexpr (sizeof(Block) == sizeof(BlockTq3)) return tq_low2(b.ql, i) | (((b.qh[i / 8] >> (i % 8)) & 1) << 2);
+  else return tq_low2(b.qs, i);
 }
 
 template <class Block>

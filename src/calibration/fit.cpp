@@ -7,11 +7,11 @@
 
 #include "calibration/search.hpp"
 #include "solver/estimate.hpp"
+#include "types/number_text.hpp"
 
 namespace trilemma::calibration {
 namespace {
 
-constexpr double k_mib = 1048576.0;
 constexpr double k_max_ms = 1e4;
 
 // One fitted quantity and where it goes in a backend's calibration.

@@ -3,13 +3,9 @@
 #include <cstdio>
 #include <string>
 
-namespace trilemma::cli {
+#include "types/number_text.hpp"
 
-inline std::string fixed(double v, int digits = 1) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
+namespace trilemma::cli {
 
 // Bytes in the largest binary unit that keeps the figure >= 0.1 (tiny models stay readable).
 inline std::string gib(double bytes, int digits = 2) {

@@ -7,9 +7,13 @@ namespace trilemma::devices {
 namespace {
 
 constexpr const char* k_path = "devices/cores.yaml";
-const std::vector<std::string> k_isas = {"arm64", "x86-64", "xtensa"};
 
 }  // namespace
+
+const std::vector<std::string>& isa_names() {
+  static const std::vector<std::string> names = {"arm64", "x86-64", "xtensa"};
+  return names;
+}
 
 Result<std::vector<CoreRates>> parse_core_table(const std::string& text, const std::string& file) {
   TRILEMMA_TRY(doc, io::parse_yaml(text, file));
@@ -19,7 +23,7 @@ Result<std::vector<CoreRates>> parse_core_table(const std::string& text, const s
   for (auto row : root.map_list("cores")) {
     CoreRates r;
     r.core = row.string("core");
-    r.isa = row.choice("isa", k_isas);
+    r.isa = row.choice("isa", isa_names());
     r.fp32_flops_per_cycle = row.positive("fp32_flops_per_cycle");
     r.fp16_flops_per_cycle = row.optional_positive("fp16_flops_per_cycle");
     r.int8_dot_ops_per_cycle = row.optional_positive("int8_dot_ops_per_cycle");

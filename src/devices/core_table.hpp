@@ -11,6 +11,9 @@
 
 namespace trilemma::devices {
 
+// The instruction sets a device's or a core's `isa` may name.
+const std::vector<std::string>& isa_names();
+
 struct CoreRates {
   std::string core;  // exactly as device files spell clusters[].core
   std::string isa;

@@ -17,7 +17,6 @@ constexpr double k_max_bandwidth_gbps = 1e5, k_max_clock_ghz = 10, k_max_ops_per
 
 const std::vector<std::string> k_classes = {"phone", "laptop", "desktop", "board", "module", "mcu", "gpu"};
 const std::vector<std::string> k_bases = {"published", "derived", "derived-assumed", "estimated", "measured"};
-const std::vector<std::string> k_isas = {"arm64", "x86-64", "xtensa"};
 const std::vector<std::string> k_cluster_kinds = {"prime", "performance", "efficiency"};
 
 void read_memory(io::FieldReader m, Device& d) {
@@ -47,7 +46,7 @@ void read_memory(io::FieldReader m, Device& d) {
 }
 
 void read_cpu(io::FieldReader c, Device& d) {
-  d.isa = c.choice("isa", k_isas);
+  d.isa = c.choice("isa", isa_names());
   for (auto cl : c.map_list("clusters")) {
     CpuCluster k;
     k.kind = cl.choice("kind", k_cluster_kinds);

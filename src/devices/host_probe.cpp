@@ -1,6 +1,7 @@
 #include "devices/host_probe.hpp"
 
 #include "devices/core_table.hpp"
+#include "types/number_text.hpp"
 
 #include <sys/sysinfo.h>
 #include <unistd.h>
@@ -23,11 +24,6 @@
 namespace trilemma::devices {
 namespace {
 
-std::string fixed(double v, int digits) {
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
 
 std::string now_iso() {
   std::time_t t = std::time(nullptr);

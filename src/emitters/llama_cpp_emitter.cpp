@@ -41,7 +41,7 @@ std::string ngl(const PlanFacts& f) { return f.layers ? std::to_string(f.layers 
 std::optional<NotExpressed> has_it(const DeploymentConfig&) { return std::nullopt; }
 
 // llama.cpp's answer to each KV strategy (emitter.hpp, kv_gap_table).
-constexpr auto k_kv_gaps = kv_gap_table<>({
+constexpr auto k_llama_cpp_kv_gaps = kv_gap_table<>({
     {KvStrategy::contiguous, has_it},
     {KvStrategy::paged, [](const DeploymentConfig&) -> std::optional<NotExpressed> {
       return NotExpressed{"kv_strategy", "paged", "llama.cpp allocates the KV cache for the whole -c context up front",
@@ -125,7 +125,7 @@ Result<Emission> emit_llama_cpp(const solver::PlanDocument& plan) {
                     ": no mapping, the weights live in VRAM on a discrete GPU; a host mapping would only add resident memory");
 
   common_not_expressed(f, "llama.cpp", e.not_expressed);
-  if (auto gap = k_kv_gaps[static_cast<std::size_t>(c.kv_strategy)](c)) e.not_expressed.push_back(std::move(*gap));
+  if (auto gap = k_llama_cpp_kv_gaps[static_cast<std::size_t>(c.kv_strategy)](c)) e.not_expressed.push_back(std::move(*gap));
 
   std::string script = "#!/bin/sh\n";
   std::string args;

@@ -31,7 +31,7 @@ constexpr std::array k_quant = {
 bool mlc_slides(std::string_view arch) { return arch == "mistral" || arch == "ministral3" || arch == "gpt_oss"; }
 
 // MLC LLM's answer to each KV strategy (emitter.hpp, kv_gap_table); its cache is paged.
-constexpr auto k_kv_gaps = kv_gap_table<std::string_view>({
+constexpr auto k_mlc_kv_gaps = kv_gap_table<std::string_view>({
     {KvStrategy::contiguous, [](const DeploymentConfig&, std::string_view) -> std::optional<NotExpressed> { return std::nullopt; }},
     {KvStrategy::paged, [](const DeploymentConfig&, std::string_view) -> std::optional<NotExpressed> { return std::nullopt; }},
     {KvStrategy::sliding, [](const DeploymentConfig& c, std::string_view arch) -> std::optional<NotExpressed> {
@@ -92,7 +92,7 @@ Result<Emission> emit_mlc_llm(const solver::PlanDocument& plan) {
                                    (kv == "f32" && act != "f32" ? "; an f32 code would also store the weights in f32" : ""),
                                act});
 
-  if (auto gap = k_kv_gaps[static_cast<std::size_t>(c.kv_strategy)](c, f.architecture)) e.not_expressed.push_back(std::move(*gap));
+  if (auto gap = k_mlc_kv_gaps[static_cast<std::size_t>(c.kv_strategy)](c, f.architecture)) e.not_expressed.push_back(std::move(*gap));
   if (c.kv_strategy == KvStrategy::sliding && mlc_slides(f.architecture)) {
     e.settings.emplace_back("context_window_size", "-1");
     e.settings.emplace_back("sliding_window_size", std::to_string(c.kv_params.sliding.window));

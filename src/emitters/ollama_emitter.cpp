@@ -10,7 +10,7 @@ namespace trilemma::emitters {
 namespace {
 
 // Ollama's answer to each KV strategy (emitter.hpp, kv_gap_table).
-constexpr auto k_kv_gaps = kv_gap_table<>({
+constexpr auto k_ollama_kv_gaps = kv_gap_table<>({
     {KvStrategy::contiguous, [](const DeploymentConfig&) -> std::optional<NotExpressed> { return std::nullopt; }},
     {KvStrategy::paged, [](const DeploymentConfig&) -> std::optional<NotExpressed> {
       return NotExpressed{"kv_strategy", "paged", "Ollama sizes its KV cache for num_ctx up front", "a contiguous cache of num_ctx tokens"};
@@ -97,7 +97,7 @@ Result<Emission> emit_ollama(const solver::PlanDocument& plan) {
     e.not_expressed.push_back({"speculative", std::string(draft_kind_name(c.speculative.kind)) + " g" +
                                                   std::to_string(c.speculative.draft_len),
                                "Ollama has no speculative decoding", "plain decoding"});
-  if (auto gap = k_kv_gaps[static_cast<std::size_t>(c.kv_strategy)](c)) e.not_expressed.push_back(std::move(*gap));
+  if (auto gap = k_ollama_kv_gaps[static_cast<std::size_t>(c.kv_strategy)](c)) e.not_expressed.push_back(std::move(*gap));
   if (f.mlock)
     e.not_expressed.push_back({"memory", "mlock", "Ollama dropped use_mlock (a deprecated parameter: parser.go warns and ignores it)", ""});
 

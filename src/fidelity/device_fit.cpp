@@ -4,10 +4,10 @@
 #include <map>
 
 #include "calibration/fit.hpp"
+#include "fidelity/median.hpp"
 
 namespace trilemma::fidelity {
 namespace {
-double rounded(double v) { return std::round(v * 10000.0) / 10000.0; }
 
 // A device's factors shrink toward the fitted tables as if the tables were this many pages
 // (chosen by leave-one-source-out, docs/fidelity.md): one page moves a factor part of the way,

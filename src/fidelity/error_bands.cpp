@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <set>
 
+#include "fidelity/median.hpp"
+
 namespace trilemma::fidelity {
 namespace {
 
@@ -13,13 +15,6 @@ constexpr roofline::Phase k_phases[] = {roofline::Phase::decode, roofline::Phase
 
 std::string kind_name(BackendKind k) { return k == BackendKind::cpu ? "cpu" : k == BackendKind::gpu ? "gpu" : "npu"; }
 std::string phase_name(roofline::Phase p) { return p == roofline::Phase::decode ? "decode" : "prefill"; }
-
-double quantile(std::vector<double> v, double q) {
-  std::sort(v.begin(), v.end());
-  const double at = q * double(v.size() - 1);
-  const auto i = static_cast<std::size_t>(at);
-  return i + 1 < v.size() ? v[i] + (at - double(i)) * (v[i + 1] - v[i]) : v.back();
-}
 
 struct PointKey {
   BackendKind kind;

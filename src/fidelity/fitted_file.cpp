@@ -8,20 +8,13 @@
 
 #include "calibration/fit.hpp"
 #include "devices/device_loader.hpp"
+#include "fidelity/median.hpp"
 
 namespace trilemma::fidelity {
 namespace {
 
 using calibration::Figure;
 
-double quantile(std::vector<double> v, double q) {
-  std::sort(v.begin(), v.end());
-  const double at = q * (v.size() - 1);
-  const std::size_t i = static_cast<std::size_t>(at);
-  return i + 1 < v.size() ? v[i] + (at - i) * (v[i + 1] - v[i]) : v.back();
-}
-
-double rounded(double v) { return std::round(v * 10000.0) / 10000.0; }
 
 void emit_range(YAML::Emitter& out, const Range& r) {
   out << YAML::Flow << YAML::BeginMap << YAML::Key << "low" << YAML::Value << rounded(r.low) << YAML::Key << "mid"

@@ -8,6 +8,7 @@
 
 #include "io/json_text.hpp"
 #include "types/table_order.hpp"
+#include "types/number_text.hpp"
 
 namespace trilemma::gate {
 namespace {
@@ -26,16 +27,11 @@ constexpr std::array k_figures = {
 static_assert(k_figures.size() == static_cast<std::size_t>(Figure::count), "one row per Figure");
 static_assert(rows_in_enum_order(k_figures, &FigureInfo::figure), "figure table must list figures in enum order");
 
-std::string num(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
 
 std::string with_unit(Figure f, double v) {
   const auto& i = info(f);
   if (!std::isfinite(v)) return "unknown";  // energy without a power figure for the device
-  return num(v, i.digits) + (i.unit.empty() ? "" : " " + std::string(i.unit));
+  return fixed(v, i.digits) + (i.unit.empty() ? "" : " " + std::string(i.unit));
 }
 
 Figures figures_of(const solver::Candidate& c) {
@@ -90,7 +86,7 @@ std::string check_text(const Check& c) {
   const auto& i = info(c.figure);
   const char* op = c.pass ? (i.higher_is_better ? " >= " : " <= ") : (i.higher_is_better ? " < " : " > ");
   return std::string(i.limit) + ": " + with_unit(c.figure, c.value) + op + with_unit(c.figure, c.limit) + " (margin " +
-         (std::isfinite(c.margin_pct) ? num(c.margin_pct, 1) + "%" : std::string("unknown")) + ")";
+         (std::isfinite(c.margin_pct) ? fixed(c.margin_pct, 1) + "%" : std::string("unknown")) + ")";
 }
 
 Limiting limiting_of(const Check& c) {
@@ -299,8 +295,8 @@ Status compare_with_baseline(Report& report, const std::string& text, const std:
       if (pct <= report.margin_pct) continue;
       o.regressions.push_back({std::string(fi.name), b, v, pct,
                                std::string(fi.name) + " " + with_unit(fi.figure, b) + " -> " + with_unit(fi.figure, v) +
-                                   " (" + (std::isfinite(pct) ? num(pct, 1) + "% worse" : std::string("now unknown")) +
-                                   ", margin " + num(report.margin_pct, 1) + "%)"});
+                                   " (" + (std::isfinite(pct) ? fixed(pct, 1) + "% worse" : std::string("now unknown")) +
+                                   ", margin " + fixed(report.margin_pct, 1) + "%)"});
     }
   }
   return Ok{};

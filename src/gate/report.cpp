@@ -1,4 +1,5 @@
 #include "gate/report.hpp"
+#include "types/number_text.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -14,11 +15,6 @@ double rounded(double v) { return std::round(v * 1e4) / 1e4; }
 
 json opt(const std::optional<double>& v) { return v ? json(rounded(*v)) : json(nullptr); }
 
-std::string num(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
 
 std::string title(const Outcome& o) { return o.model + " / " + o.budget; }
 
@@ -104,7 +100,7 @@ std::string report_to_text(const Report& report) {
                   " fail";
   if (!report.baseline.empty())
     s += ", " + std::to_string(report.regressions()) + " regression(s) against " + report.baseline + " (margin " +
-         num(report.margin_pct, 1) + "%)";
+         fixed(report.margin_pct, 1) + "%)";
   s += "\n";
   for (const auto& o : report.outcomes) {
     s += std::string(o.pass ? "  PASS  " : "  FAIL  ") + o.model + " / " + o.budget + " (" + o.device + ", " + o.scenario +

@@ -1,10 +1,13 @@
 #include "io/yaml_fields.hpp"
 
+#include <yaml-cpp/eventhandler.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <optional>
 #include <set>
+#include <sstream>
 #include <utility>
 
 namespace trilemma::io {
@@ -63,14 +66,45 @@ std::optional<std::pair<std::string, YAML::Mark>> duplicate_key(const YAML::Node
   return std::nullopt;
 }
 
+// Where each document of a stream starts, read as events (no nodes are built). yaml-cpp's
+// LoadAll loops for ever, allocating, on some malformed text (a leading ',' among others): the
+// parser hands out an empty document without consuming anything, again and again. A document
+// that starts where the previous one did is that stall, reported as malformed YAML.
+class DocumentStarts : public YAML::EventHandler {
+ public:
+  std::vector<YAML::Mark> starts;
+  void OnDocumentStart(const YAML::Mark& mark) override { starts.push_back(mark); }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+};
+
+// Empty when the text holds at most one document; otherwise the error to report.
+std::optional<Error> not_one_document(const std::string& text, const std::string& file) {
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  DocumentStarts events;
+  while (events.starts.size() < 2 && parser.HandleNextDocument(events)) {
+  }
+  if (events.starts.size() < 2) return std::nullopt;
+  const YAML::Mark& second = events.starts[1];
+  if (second.pos <= events.starts[0].pos)
+    return make_error(ErrorKind::input, file, mark_text(second), "malformed YAML: nothing here can be read as YAML");
+  return make_error(ErrorKind::input, file, mark_text(second), "a second YAML document: give one per file");
+}
+
 }  // namespace
 
 Result<YAML::Node> parse_yaml(const std::string& text, const std::string& file) {
   try {
     // One document: a second one after `---` would otherwise be ignored.
-    const auto docs = YAML::LoadAll(text);
-    if (docs.size() > 1) return make_error(ErrorKind::input, file, mark_text(docs[1].Mark()), "a second YAML document: give one per file");
-    YAML::Node doc = docs.empty() ? YAML::Node() : docs.front();
+    if (auto error = not_one_document(text, file)) return *error;
+    YAML::Node doc = YAML::Load(text);
     long budget = 1'000'000;
     if (auto d = duplicate_key(doc, budget)) return make_error(ErrorKind::input, file, mark_text(d->second), d->first + ": a key given twice");
     return doc;

@@ -49,7 +49,7 @@ Error bad(const std::string& file, std::size_t line, const std::string& message)
 }
 
 // The fields every full-record format (json, jsonl, csv) has for a test.
-const std::vector<std::string> k_required = {"model_type", "n_prompt", "n_gen", "avg_ts"};
+const std::vector<std::string> k_bench_required = {"model_type", "n_prompt", "n_gen", "avg_ts"};
 
 // One record from a JSON object (json, jsonl) or a CSV row's fields by name.
 template <class Get>
@@ -57,7 +57,7 @@ Result<BenchResult> from_fields(Get get, const std::string& file, std::size_t li
   BenchResult r;
   r.file = file;
   r.line = line;
-  for (const auto& key : k_required)
+  for (const auto& key : k_bench_required)
     if (!get(key)) return bad(file, line, key + ": missing (not llama-bench output?)");
   auto text = [&](const char* key) { return get(key).value_or(""); };
   auto num = [&](const char* key) -> Result<std::optional<double>> {

@@ -9,9 +9,9 @@
 namespace trilemma::measurements {
 namespace {
 
-constexpr const char* k_builtin = "data/measurements/loss.csv";
-const std::vector<std::string> k_required = {"id", "model", "family", "format", "metric", "value", "source_url", "locator"};
-const std::vector<std::string> k_optional = {"params_b", "active_params_b", "base_precision", "format_published", "bpw", "imatrix",
+constexpr const char* k_loss_builtin = "data/measurements/loss.csv";
+const std::vector<std::string> k_loss_required = {"id", "model", "family", "format", "metric", "value", "source_url", "locator"};
+const std::vector<std::string> k_loss_optional = {"params_b", "active_params_b", "base_precision", "format_published", "bpw", "imatrix",
                                              "kv_k", "kv_v", "baseline_value", "eval_text", "context", "engine", "notes"};
 
 }  // namespace
@@ -20,7 +20,7 @@ std::string LossRow::where() const { return file + ":" + std::to_string(line); }
 
 Result<std::vector<LossRow>> parse_loss_csv(const std::string& text, const std::string& file) {
   TRILEMMA_TRY(table, io::parse_csv(text, file));
-  if (auto ok = io::check_columns(table, k_required, k_optional); !ok.ok()) return ok.error();
+  if (auto ok = io::check_columns(table, k_loss_required, k_loss_optional); !ok.ok()) return ok.error();
   std::vector<LossRow> out;
   std::set<std::string> ids;
   for (const auto& record : table.records) {
@@ -58,8 +58,8 @@ Result<std::vector<LossRow>> parse_loss_csv(const std::string& text, const std::
 }
 
 Result<std::vector<LossRow>> load_loss_rows(const std::string& path) {
-  TRILEMMA_TRY(text, io::read_file_or_embedded(path, k_builtin));
-  return parse_loss_csv(text, path.empty() ? k_builtin : path);
+  TRILEMMA_TRY(text, io::read_file_or_embedded(path, k_loss_builtin));
+  return parse_loss_csv(text, path.empty() ? k_loss_builtin : path);
 }
 
 }  // namespace trilemma::measurements

@@ -13,8 +13,8 @@
 namespace trilemma::measurements {
 namespace {
 
-const std::vector<std::string> k_required = {"id", "device", "model", "weights", "engine", "backend", "source_url", "locator"};
-const std::vector<std::string> k_optional = {"weights_published", "engine_version", "threads", "prompt_tokens",
+const std::vector<std::string> k_speed_required = {"id", "device", "model", "weights", "engine", "backend", "source_url", "locator"};
+const std::vector<std::string> k_speed_optional = {"weights_published", "engine_version", "threads", "prompt_tokens",
                                              "gen_tokens", "depth", "prefill_tok_s", "decode_tok_s", "ttft_ms",
                                              "peak_memory_mib", "kv_type", "model_size_gib", "notes", "exclude"};
 
@@ -24,7 +24,7 @@ std::string SpeedRow::where() const { return file + ":" + std::to_string(line); 
 
 Result<std::vector<SpeedRow>> parse_speed_csv(const std::string& text, const std::string& file) {
   TRILEMMA_TRY(table, io::parse_csv(text, file));
-  if (auto ok = io::check_columns(table, k_required, k_optional); !ok.ok()) return ok.error();
+  if (auto ok = io::check_columns(table, k_speed_required, k_speed_optional); !ok.ok()) return ok.error();
   std::vector<SpeedRow> out;
   for (const auto& rec : table.records) {
     io::CsvFields r(table, rec);

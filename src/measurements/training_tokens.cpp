@@ -9,9 +9,9 @@
 namespace trilemma::measurements {
 namespace {
 
-constexpr const char* k_builtin = "data/measurements/training-tokens.csv";
-const std::vector<std::string> k_required = {"family", "params_min_b", "params_max_b", "released", "source_url", "locator"};
-const std::vector<std::string> k_optional = {"tokens_t", "notes"};
+constexpr const char* k_tokens_builtin = "data/measurements/training-tokens.csv";
+const std::vector<std::string> k_tokens_required = {"family", "params_min_b", "params_max_b", "released", "source_url", "locator"};
+const std::vector<std::string> k_tokens_optional = {"tokens_t", "notes"};
 
 // "2023-09" -> 2023.67 (the month's start); nullopt when malformed.
 std::optional<double> fractional_year(const std::string& text) {
@@ -27,7 +27,7 @@ std::optional<double> fractional_year(const std::string& text) {
 
 Result<std::vector<TrainingTokens>> parse_training_tokens_csv(const std::string& text, const std::string& file) {
   TRILEMMA_TRY(table, io::parse_csv(text, file));
-  if (auto ok = io::check_columns(table, k_required, k_optional); !ok.ok()) return ok.error();
+  if (auto ok = io::check_columns(table, k_tokens_required, k_tokens_optional); !ok.ok()) return ok.error();
   std::vector<TrainingTokens> out;
   for (const auto& record : table.records) {
     io::CsvFields f(table, record);
@@ -55,8 +55,8 @@ Result<std::vector<TrainingTokens>> parse_training_tokens_csv(const std::string&
 }
 
 Result<std::vector<TrainingTokens>> load_training_tokens(const std::string& path) {
-  TRILEMMA_TRY(text, io::read_file_or_embedded(path, k_builtin));
-  return parse_training_tokens_csv(text, path.empty() ? k_builtin : path);
+  TRILEMMA_TRY(text, io::read_file_or_embedded(path, k_tokens_builtin));
+  return parse_training_tokens_csv(text, path.empty() ? k_tokens_builtin : path);
 }
 
 const TrainingTokens* find_training_tokens(const std::vector<TrainingTokens>& table, std::string_view family,

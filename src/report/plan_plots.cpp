@@ -4,11 +4,11 @@
 #include <cmath>
 
 #include "report/chart.hpp"
+#include "types/number_text.hpp"
 
 namespace trilemma::report {
 namespace {
 
-constexpr double k_gib = 1073741824.0;
 
 // The chosen plan first, then the runners-up: the plans each plot compares.
 std::vector<const solver::Candidate*> compared(const solver::PlanResult& r) {

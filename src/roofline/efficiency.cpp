@@ -1,4 +1,5 @@
 #include "roofline/efficiency.hpp"
+#include "types/number_text.hpp"
 
 #include <cmath>
 #include <cstdio>
@@ -6,7 +7,6 @@
 namespace trilemma::roofline {
 namespace {
 
-constexpr double k_mib = 1048576.0;
 
 std::string fixed2(double v) {
   char buf[32];

@@ -6,6 +6,7 @@
 #include "accuracy/accuracy_model.hpp"
 #include "memory/memory_model.hpp"
 #include "power/energy.hpp"
+#include "types/number_text.hpp"
 
 namespace trilemma::solver {
 namespace {
@@ -35,11 +36,6 @@ Result<const roofline::Efficiency*> efficiency_of(const PreparedDevice& pd, Back
                         std::string(info(backend).name) + "' backend (no compute path with a published peak, or a format the backend does not run)");
 }
 
-std::string fixed(double v, int digits) {
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
 
 }  // namespace
 

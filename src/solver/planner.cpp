@@ -9,18 +9,13 @@
 
 #include "accuracy/accuracy_model.hpp"
 #include "devices/device_db.hpp"
+#include "types/number_text.hpp"
 
 namespace trilemma::solver {
 namespace {
 
-constexpr double k_gib = 1073741824.0;
 constexpr std::uint32_t k_draft_lens[] = {3, 5};
 
-std::string fmt(double v, int digits = 1) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
 
 bool allowed(const std::vector<std::string>& list, std::string_view name) {
   return list.empty() || std::find(list.begin(), list.end(), name) != list.end();
@@ -70,22 +65,22 @@ std::vector<std::string> violations(const Candidate& c, const Constraints& k, do
   std::vector<std::string> v;
   auto add = [&](const char* name, auto&& message) { v.push_back(text ? std::string(name) + ": " + message() : name); };
   if (c.memory_gib() > usable_gib)
-    add("device_memory", [&] { return "needs " + fmt(c.memory_gib(), 2) + " GiB; the device offers " + fmt(usable_gib, 2) + " GiB"; });
+    add("device_memory", [&] { return "needs " + fixed(c.memory_gib(), 2) + " GiB; the device offers " + fixed(usable_gib, 2) + " GiB"; });
   if (k.max_memory_gib && c.memory_gib() > *k.max_memory_gib)
-    add("max_memory_gib", [&] { return "needs " + fmt(c.memory_gib(), 2) + " GiB > " + fmt(*k.max_memory_gib, 2); });
+    add("max_memory_gib", [&] { return "needs " + fixed(c.memory_gib(), 2) + " GiB > " + fixed(*k.max_memory_gib, 2); });
   if (k.min_decode_tok_s && c.tok_s() < *k.min_decode_tok_s)
-    add("min_decode_tok_s", [&] { return fmt(c.tok_s()) + " tok/s < " + fmt(*k.min_decode_tok_s); });
+    add("min_decode_tok_s", [&] { return fixed(c.tok_s()) + " tok/s < " + fixed(*k.min_decode_tok_s); });
   if (k.max_ttft_ms && c.ttft_ms() > *k.max_ttft_ms)
-    add("max_ttft_ms", [&] { return fmt(c.ttft_ms(), 0) + " ms > " + fmt(*k.max_ttft_ms, 0); });
+    add("max_ttft_ms", [&] { return fixed(c.ttft_ms(), 0) + " ms > " + fixed(*k.max_ttft_ms, 0); });
   if (k.max_loss_points && c.loss_points() > *k.max_loss_points)
-    add("max_loss_points", [&] { return "loses " + fmt(c.loss_points()) + " points > " + fmt(*k.max_loss_points); });
+    add("max_loss_points", [&] { return "loses " + fixed(c.loss_points()) + " points > " + fixed(*k.max_loss_points); });
   const auto& energy = c.estimate.energy;
   if (k.max_joules_per_token && c.joules_per_token() > *k.max_joules_per_token)
     add("max_joules_per_token", [&] {
-      return energy.known ? fmt(c.joules_per_token(), 3) + " J/token > " + fmt(*k.max_joules_per_token, 3) : energy.basis;
+      return energy.known ? fixed(c.joules_per_token(), 3) + " J/token > " + fixed(*k.max_joules_per_token, 3) : energy.basis;
     });
   if (k.max_power_w && c.power_w() > *k.max_power_w)
-    add("max_power_w", [&] { return energy.known ? "draws " + fmt(c.power_w()) + " W > " + fmt(*k.max_power_w) : energy.basis; });
+    add("max_power_w", [&] { return energy.known ? "draws " + fixed(c.power_w()) + " W > " + fixed(*k.max_power_w) : energy.basis; });
   if (!allowed(k.allowed_weights, info(c.config.weights).name))
     add("allowed_weights", [&] { return std::string(info(c.config.weights).name) + " is not allowed"; });
   if (!allowed(k.allowed_kv, info(c.config.kv_type).name))
@@ -439,7 +434,7 @@ Result<PlanResult> plan(const PlanRequest& req) {
     r.plan = *c;
     explain(*r.plan);
     r.message = r.plan->violations.front();
-    r.message += " (with " + describe(c->config) + ", losing about " + fmt(c->loss_points()) + " points)";
+    r.message += " (with " + describe(c->config) + ", losing about " + fixed(c->loss_points()) + " points)";
     result.relaxations.push_back(std::move(r));
   }
   if (result.relaxations.empty()) {
@@ -461,8 +456,8 @@ Result<PlanResult> plan(const PlanRequest& req) {
       cfg.prompt = std::min(result.prompt, cfg.context);
       const auto e = estimate(pm, prepared_device, cfg);
       if (e.ok() && e->memory.total_bytes <= prepared_device.usable_bytes)
-        result.smaller_models.push_back(m.id + " (" + fmt(e->memory.total_bytes / k_gib, 2) + " GiB at q4_k_m, " +
-                                        fmt(e->latency.decode_tok_s.mid) + " tok/s)");
+        result.smaller_models.push_back(m.id + " (" + fixed(e->memory.total_bytes / k_gib, 2) + " GiB at q4_k_m, " +
+                                        fixed(e->latency.decode_tok_s.mid) + " tok/s)");
     }
   }
   return result;

@@ -6,10 +6,10 @@
 #include "devices/device_db.hpp"
 #include "models/catalog.hpp"
 #include "types/deployment.hpp"
+#include "types/number_text.hpp"
 
 namespace trilemma::solver {
 namespace {
-constexpr double k_gib = 1073741824.0;
 
 // The loss model's bits slope (0 when its data do not load: plain averages).
 double bits_slope() {

@@ -8,18 +8,13 @@
 #include "devices/device_db.hpp"
 #include "memory/memory_model.hpp"
 #include "roofline/derating_tables.hpp"
+#include "types/number_text.hpp"
 
 namespace trilemma::solver {
 namespace {
 
-constexpr double k_gib = 1073741824.0;
 constexpr std::uint32_t k_ubatch = 512;  // llama.cpp's default micro-batch: prefill's scratch
 
-std::string fmt(double v, int digits = 1) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
 
 // The KV families a target is sized for: a full-precision cache and an 8-bit one, both kept
 // whole (contiguous); the device verdicts search every strategy.
@@ -63,18 +58,18 @@ std::string lack_of(const std::string& constraint, const Candidate& c, const Con
   if (constraint == "min_decode_tok_s" && k.min_decode_tok_s) {
     const double need = *k.min_decode_tok_s / c.tok_s();
     if (l.bound == "memory")
-      return "bandwidth: " + fmt(l.effective_bandwidth_gbps * need, 0) + " GB/s effective for " + fmt(*k.min_decode_tok_s) +
-             " tok/s, reaches " + fmt(l.effective_bandwidth_gbps, 0) + " (" + fmt(c.tok_s()) + " tok/s)" + with;
-    return "compute: x" + fmt(need, 2) + " the decode rate it reaches (" + fmt(c.tok_s()) + " tok/s)" + with;
+      return "bandwidth: " + fixed(l.effective_bandwidth_gbps * need, 0) + " GB/s effective for " + fixed(*k.min_decode_tok_s) +
+             " tok/s, reaches " + fixed(l.effective_bandwidth_gbps, 0) + " (" + fixed(c.tok_s()) + " tok/s)" + with;
+    return "compute: x" + fixed(need, 2) + " the decode rate it reaches (" + fixed(c.tok_s()) + " tok/s)" + with;
   }
   if (constraint == "max_ttft_ms" && k.max_ttft_ms)
-    return "prefill compute: " + fmt(l.effective_compute_gflops * c.ttft_ms() / *k.max_ttft_ms, 0) + " GOP/s effective on " +
-           l.compute_path + " for a " + fmt(*k.max_ttft_ms, 0) + " ms first token here (its fixed costs included), reaches " +
-           fmt(l.effective_compute_gflops, 0) + " (" + fmt(c.ttft_ms(), 0) + " ms)" + with;
+    return "prefill compute: " + fixed(l.effective_compute_gflops * c.ttft_ms() / *k.max_ttft_ms, 0) + " GOP/s effective on " +
+           l.compute_path + " for a " + fixed(*k.max_ttft_ms, 0) + " ms first token here (its fixed costs included), reaches " +
+           fixed(l.effective_compute_gflops, 0) + " (" + fixed(c.ttft_ms(), 0) + " ms)" + with;
   if (constraint == "device_memory")
-    return "memory: needs " + fmt(c.memory_gib(), 2) + " GiB, " + fmt(c.estimate.memory.usable_bytes / k_gib, 2) + " GiB usable" + with;
+    return "memory: needs " + fixed(c.memory_gib(), 2) + " GiB, " + fixed(c.estimate.memory.usable_bytes / k_gib, 2) + " GiB usable" + with;
   if (constraint == "max_memory_gib" && k.max_memory_gib)
-    return "memory: the smallest plan needs " + fmt(c.memory_gib(), 2) + " GiB > " + fmt(*k.max_memory_gib, 2) + with;
+    return "memory: the smallest plan needs " + fixed(c.memory_gib(), 2) + " GiB > " + fixed(*k.max_memory_gib, 2) + with;
   return c.violations.empty() ? constraint : c.violations.front();
 }
 
@@ -84,9 +79,9 @@ void margins_of(DeviceVerdict& v, const Constraints& k) {
   std::vector<std::pair<double, std::string>> m;
   const double usable = c.estimate.memory.usable_bytes / k_gib;
   auto add = [&](double ratio, const std::string& what, const std::string& detail = "") {
-    m.push_back({ratio, what + " x" + fmt(ratio, 2) + detail});
+    m.push_back({ratio, what + " x" + fixed(ratio, 2) + detail});
   };
-  add(usable / c.memory_gib(), "memory", " (" + fmt(usable - c.memory_gib(), 2) + " GiB free)");
+  add(usable / c.memory_gib(), "memory", " (" + fixed(usable - c.memory_gib(), 2) + " GiB free)");
   if (k.min_decode_tok_s) add(c.tok_s() / *k.min_decode_tok_s, "tok/s");
   if (k.max_ttft_ms) add(*k.max_ttft_ms / c.ttft_ms(), "TTFT");
   if (k.max_memory_gib) add(*k.max_memory_gib / c.memory_gib(), "memory budget");
@@ -96,7 +91,7 @@ void margins_of(DeviceVerdict& v, const Constraints& k) {
   std::sort(m.begin(), m.end());
   v.margin = m.front().first;
   for (const auto& [ratio, text] : m) v.margins.push_back(text);
-  if (c.estimate.energy.known) v.margins.push_back(fmt(c.joules_per_token(), 3) + " J/token at " + fmt(c.estimate.energy.decode_w.mid) + " W");
+  if (c.estimate.energy.known) v.margins.push_back(fixed(c.joules_per_token(), 3) + " J/token at " + fixed(c.estimate.energy.decode_w.mid) + " W");
 }
 
 // How far a relaxation's plan is from its limit: the ratio (< 1) of what it reaches to what is asked.

@@ -10,14 +10,14 @@ using T = TensorType;
 using L = MoreBitsLayers;
 constexpr std::string_view k_llama_quant = "llama.cpp src/llama-quant.cpp llama_tensor_get_type (simplified)";
 constexpr std::string_view k_plain = "one type for every matrix";
-constexpr std::string_view k_ours = "docs/formats.md (trilemma INT3/INT2 block formats)";
+constexpr std::string_view k_ours_formats = "docs/formats.md (trilemma INT3/INT2 block formats)";
 constexpr std::string_view k_npu =
     "NPU integer format: per-channel matrices, int8 embedding and classifier (assumed: vendors do not "
     "publish per-tensor recipes; docs/estimates.md)";
 
 // name, llama.cpp, llama_ftype, bulk, attn_v, attn_v_layers, ffn_down, ffn_down_layers, attn_output,
 // ffn_down_rest, attn_v_rest, output, embedding, engine_type, source
-constexpr std::array k_table = {
+constexpr std::array k_formats = {
     WeightFormatInfo{WeightFormat::f32, "f32", "F32", 0, T::f32, T::f32, L::none, T::f32, L::none, T::f32, T::f32,
                      T::f32, T::f32, T::f32, T::f32, k_plain},
     WeightFormatInfo{WeightFormat::bf16, "bf16", "BF16", 32, T::bf16, T::bf16, L::none, T::bf16, L::none, T::bf16,
@@ -44,9 +44,9 @@ constexpr std::array k_table = {
     WeightFormatInfo{WeightFormat::iq2_xs, "iq2_xs", "IQ2_XS", 20, T::iq2_xs, T::q4_k, L::all, T::iq3_xxs, L::all,
                      T::iq3_xxs, T::iq3_xxs, T::q4_k, T::q5_k, T::iq2_xs, std::nullopt, k_llama_quant},
     WeightFormatInfo{WeightFormat::int3, "int3", "", std::nullopt, T::tq3_t, T::tq3_t, L::none, T::tq3_t, L::none, T::tq3_t,
-                     T::tq3_t, T::tq3_t, T::q8_0, T::tq3_t, T::tq3_t, k_ours, std::nullopt, false, true},
+                     T::tq3_t, T::tq3_t, T::q8_0, T::tq3_t, T::tq3_t, k_ours_formats, std::nullopt, false, true},
     WeightFormatInfo{WeightFormat::int2, "int2", "", std::nullopt, T::tq2_t, T::tq2_t, L::none, T::tq2_t, L::none, T::tq2_t,
-                     T::tq2_t, T::tq2_t, T::q8_0, T::tq2_t, T::tq2_t, k_ours, std::nullopt, false, true},
+                     T::tq2_t, T::tq2_t, T::q8_0, T::tq2_t, T::tq2_t, k_ours_formats, std::nullopt, false, true},
     WeightFormatInfo{WeightFormat::w4a16, "w4a16", "", std::nullopt, T::i4, T::i4, L::none, T::i4, L::none, T::i4, T::i4, T::i4,
                      T::i8, T::i8, std::nullopt, k_npu},
     WeightFormatInfo{WeightFormat::w8a16, "w8a16", "", std::nullopt, T::i8, T::i8, L::none, T::i8, L::none, T::i8, T::i8, T::i8,
@@ -54,30 +54,30 @@ constexpr std::array k_table = {
     WeightFormatInfo{WeightFormat::w8a8, "w8a8", "", std::nullopt, T::i8, T::i8, L::none, T::i8, L::none, T::i8, T::i8, T::i8,
                      T::i8, T::i8, std::nullopt, k_npu},
 };
-static_assert(k_table.size() == static_cast<std::size_t>(WeightFormat::count), "one row per weight format");
+static_assert(k_formats.size() == static_cast<std::size_t>(WeightFormat::count), "one row per weight format");
 
-static_assert(rows_in_enum_order(k_table, &WeightFormatInfo::format), "weight format table must list formats in enum order");
+static_assert(rows_in_enum_order(k_formats, &WeightFormatInfo::format), "weight format table must list formats in enum order");
 
 }  // namespace
 
-std::span<const WeightFormatInfo> weight_formats() { return k_table; }
-const WeightFormatInfo& info(WeightFormat f) { return k_table[static_cast<std::size_t>(f)]; }
+std::span<const WeightFormatInfo> weight_formats() { return k_formats; }
+const WeightFormatInfo& info(WeightFormat f) { return k_formats[static_cast<std::size_t>(f)]; }
 
 std::optional<WeightFormat> weight_format_from_name(std::string_view name) {
-  for (const auto& row : k_table)
+  for (const auto& row : k_formats)
     if (row.name == name) return row.format;
   return std::nullopt;
 }
 
 std::string weight_format_names() {
   std::string out;
-  for (const auto& row : k_table) out += (out.empty() ? "" : ", ") + std::string(row.name);
+  for (const auto& row : k_formats) out += (out.empty() ? "" : ", ") + std::string(row.name);
   return out;
 }
 
 std::string engine_weight_format_names() {
   std::string out;
-  for (const auto& row : k_table)
+  for (const auto& row : k_formats)
     if (row.engine_type) out += (out.empty() ? "" : ", ") + std::string(row.name);
   return out;
 }

@@ -17,7 +17,7 @@ using namespace trilemma::engine;
 
 namespace {
 
-std::vector<float> normal(std::size_t n, std::uint32_t seed, float scale = 1.0f) {
+std::vector<float> scaled_normal(std::size_t n, std::uint32_t seed, float scale = 1.0f) {
   std::mt19937 rng(seed);
   std::normal_distribution<float> dist(0.0f, scale);
   std::vector<float> v(n);
@@ -44,7 +44,7 @@ TEST_CASE("quant::bf16_panel: the halves rebuild every f16 exactly and an f32 wi
     ++checked;
   }
   CHECK(checked == 63488);  // every finite half: 2^16 minus 2 x 1024 inf/NaN codes
-  for (const float x : normal(4096, 3, 10.0f)) {
+  for (const float x : scaled_normal(4096, 3, 10.0f)) {
     const double rebuilt = double(from_bf16(bf16_hi(x))) + double(from_bf16(bf16_lo(x)));
     CHECK(std::fabs(rebuilt - double(x)) <= std::ldexp(std::fabs(double(x)), -16));
   }
@@ -63,7 +63,7 @@ TEST_CASE("quant::bf16_panel: the AVX-512 packer writes the reference's panel", 
   for (const std::int64_t n : {7, 32, 33, 100, 2048}) {
     const int tokens = 19;  // a whole slab and a short one
     CAPTURE(n);
-    const auto x = normal(std::size_t(n) * tokens, 11, 3.0f);
+    const auto x = scaled_normal(std::size_t(n) * tokens, 11, 3.0f);
     Bf16Panel ref, simd;
     resize_bf16_panel(ref, tokens, n);
     resize_bf16_panel(simd, tokens, n);
@@ -96,10 +96,10 @@ TEST_CASE("quant::rows_amx: the AMX-BF16 f16 rows match the f32 dots, and a (row
       CAPTURE(rows, n);
       const std::size_t row_bytes = std::size_t(n) * 2;
       std::vector<std::uint16_t> w(std::size_t(rows) * std::size_t(n));
-      const auto wf = normal(w.size(), 5);
+      const auto wf = scaled_normal(w.size(), 5);
       for (std::size_t i = 0; i < w.size(); ++i) w[i] = fp32_to_fp16(wf[i]);
       constexpr int tokens = 70;
-      const auto x = normal(std::size_t(n) * tokens, 9);
+      const auto x = scaled_normal(std::size_t(n) * tokens, 9);
       Bf16Panel panel;
       resize_bf16_panel(panel, tokens, n);
       for (int t = 0; t < tokens; ++t) pack_bf16_panel_token(&x[std::size_t(t) * std::size_t(n)], t, panel);

@@ -548,6 +548,7 @@ TEST_CASE("quant::format_kernels: every x4 tile matches the _ref dots for 1..8 t
 
 // `strips` strips of 16 random rows of n weights of `row`'s format in the x16 layout (seeds
 // seed, seed + 1, ... per row), with the rows as encoded.
+namespace {
 struct X16Strips {
   struct alignas(64) Line { std::uint8_t b[64]; };
   std::vector<Encoded> w;
@@ -555,6 +556,7 @@ struct X16Strips {
   const std::uint8_t* codes() const { return reinterpret_cast<const std::uint8_t*>(code_lines.data()); }
   const std::uint16_t* scales() const { return reinterpret_cast<const std::uint16_t*>(scale_lines.data()); }
 };
+}  // namespace
 X16Strips make_x16_strips(const FormatKernels& row, std::int64_t n, int strips, std::uint32_t seed) {
   const int rows = strips * k_x16_rows;
   const std::int64_t blocks = n / 32;

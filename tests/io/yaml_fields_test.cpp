@@ -84,3 +84,23 @@ TEST_CASE("io::FieldReader::keys: a list or a non-text key where names are expec
   CHECK(names == std::vector<std::string>{"cpu", "gpu"});
   CHECK_FALSE(ctx.failed());
 }
+
+TEST_CASE("io::parse_yaml: text on which yaml-cpp's parser stalls is malformed YAML, not an endless loop (fuzz finding, issue 45)", "[io]") {
+  // The fitted_yaml target's input: yaml-cpp hands out an empty document at offset 0 for ever,
+  // and LoadAll collected them until memory ran out.
+  const std::string stalls("\x2c\x26ittefi\x01\0\0\0\0\0\0\0f_o\x1dn:on\xd5 oionn", 30);
+  auto doc = io::parse_yaml(stalls, "fitted.yaml");
+  REQUIRE_FALSE(doc.ok());
+  CHECK(doc.error().to_string().find("fitted.yaml:1:1") != std::string::npos);
+  CHECK(doc.error().to_string().find("malformed YAML") != std::string::npos);
+  for (const std::string text : {",", ", a: 1", ",\n---\n,"}) {
+    CAPTURE(text);
+    CHECK_FALSE(io::parse_yaml(text, "f.yaml").ok());
+  }
+  // What is not affected: one document, an empty text, a second document.
+  CHECK(io::parse_yaml("a: 1\n", "f.yaml").ok());
+  CHECK(io::parse_yaml("", "f.yaml").ok());
+  auto two = io::parse_yaml("a: 1\n---\nb: 2\n", "f.yaml");
+  REQUIRE_FALSE(two.ok());
+  CHECK(two.error().to_string().find("a second YAML document") != std::string::npos);
+}

@@ -11,14 +11,14 @@ using measurements::parse_loss_csv;
 
 namespace {
 
-const std::string k_header =
+const std::string k_loss_header =
     "id,model,family,params_b,active_params_b,base_precision,format,format_published,bpw,imatrix,kv_k,kv_v,metric,value,"
     "baseline_value,eval_text,context,engine,source_url,locator,notes\n";
 
 }  // namespace
 
 TEST_CASE("measurements::parse_loss_csv: a row's fields, typed", "[measurements]") {
-  const auto rows = parse_loss_csv(k_header +
+  const auto rows = parse_loss_csv(k_loss_header +
                                        "a,Qwen3-30B-A3B,qwen3,30.5,3.3,bf16,q4_k_m,Q4_K_M,4.9,yes,q8_0,q8_0,ppl,7.5,7.25,wikitext-2,512,"
                                        "llama.cpp,https://x,table 1,\n"
                                        "b,Some-7B,mistral,,,f16,q4_0,Q4_0,,,,,kld_mean,0.05,,,,llama.cpp,https://y,row 2,\n",
@@ -42,7 +42,7 @@ TEST_CASE("measurements::parse_loss_csv: a row's fields, typed", "[measurements]
 
 TEST_CASE("measurements::parse_loss_csv: malformed rows name file, line and column", "[measurements]") {
   const auto error_of = [](const std::string& row) {
-    const auto r = parse_loss_csv(k_header + row, "loss.csv");
+    const auto r = parse_loss_csv(k_loss_header + row, "loss.csv");
     REQUIRE_FALSE(r.ok());
     return r.error().to_string();
   };

@@ -10,7 +10,7 @@ using namespace trilemma;
 
 namespace {
 
-const std::string k_header =
+const std::string k_speed_header =
     "id,device,model,weights,weights_published,engine,engine_version,backend,threads,prompt_tokens,gen_tokens,depth,"
     "prefill_tok_s,decode_tok_s,ttft_ms,peak_memory_mib,kv_type,model_size_gib,source_url,locator,notes,exclude\n";
 
@@ -21,7 +21,7 @@ std::string row(const std::string& middle, const std::string& notes = "", const 
 }  // namespace
 
 TEST_CASE("measurements::parse_speed_csv: a row's fields, typed", "[measurements]") {
-  auto rows = measurements::parse_speed_csv(k_header + row(",512,128,0,145.9,21.7,,,f16,3.56"), "speed-x.csv");
+  auto rows = measurements::parse_speed_csv(k_speed_header + row(",512,128,0,145.9,21.7,,,f16,3.56"), "speed-x.csv");
   REQUIRE(rows.ok());
   REQUIRE(rows->size() == 1);
   const auto& r = rows->front();
@@ -41,18 +41,18 @@ TEST_CASE("measurements::parse_speed_csv: malformed rows name file, line and col
     CHECK(rows.error().to_string().rfind("speed-x.csv:", 0) == 0);
     CHECK(rows.error().message.find(what) != std::string::npos);
   };
-  expect(k_header + row("4,512,128,0,fast,21.7,,,f16,"), "prefill_tok_s: expected a positive number, got 'fast'");
-  expect(k_header + row("4,512,128,0,-3,21.7,,,f16,"), "prefill_tok_s");
-  expect(k_header + row("four,512,128,0,1,21.7,,,f16,"), "threads: expected a whole number");
-  expect(k_header + row("4,512,128,0,,,,,f16,"), "needs at least one of");
-  expect(k_header + row("4,512,128,0,1,2,,,f16,", "", "decode"), "notes: an excluded figure needs its reason");
-  expect(k_header + row("4,512,128,0,1,2,,,f16,", "excluded: x", "decoding"), "exclude: expected decode");
+  expect(k_speed_header + row("4,512,128,0,fast,21.7,,,f16,"), "prefill_tok_s: expected a positive number, got 'fast'");
+  expect(k_speed_header + row("4,512,128,0,-3,21.7,,,f16,"), "prefill_tok_s");
+  expect(k_speed_header + row("four,512,128,0,1,21.7,,,f16,"), "threads: expected a whole number");
+  expect(k_speed_header + row("4,512,128,0,,,,,f16,"), "needs at least one of");
+  expect(k_speed_header + row("4,512,128,0,1,2,,,f16,", "", "decode"), "notes: an excluded figure needs its reason");
+  expect(k_speed_header + row("4,512,128,0,1,2,,,f16,", "excluded: x", "decoding"), "exclude: expected decode");
   expect("id,device\nr1,apple-m2\n", "missing column");
-  expect(k_header.substr(0, k_header.size() - 1) + ",colour\n", "unknown column 'colour'");
+  expect(k_speed_header.substr(0, k_speed_header.size() - 1) + ",colour\n", "unknown column 'colour'");
 }
 
 TEST_CASE("measurements::parse_speed_csv: exclusions name figures", "[measurements]") {
-  auto rows = measurements::parse_speed_csv(k_header + row("4,512,128,0,1,2,,,f16,", "excluded: short prompt", "prefill;memory"),
+  auto rows = measurements::parse_speed_csv(k_speed_header + row("4,512,128,0,1,2,,,f16,", "excluded: short prompt", "prefill;memory"),
                                             "speed-x.csv");
   REQUIRE(rows.ok());
   CHECK(rows->front().exclude_prefill);

@@ -51,7 +51,7 @@ offload_tier:
   gpu: {name: f, read_gbps: 4, url: u}
 )";
 
-struct Fixture {
+struct EstimateFixture {
   devices::Device device = devices::parse_device(k_device, "hand-board.yaml", "hand-board").value();
   roofline::DeratingTables tables = roofline::parse_derating_tables(k_tables, "tables.yaml").value();
   models::Model model = models::resolve_model("llama-3.2-1b").value();
@@ -71,7 +71,7 @@ struct Fixture {
 }  // namespace
 
 TEST_CASE("solver::machines: peak x fraction per phase, from the path each phase takes", "[solver][estimate]") {
-  Fixture f;
+  EstimateFixture f;
   const auto& e = *f.pd.efficiency(Backend::cpu, WeightFormat::q4_0);
   const auto decode = solver::machines(f.pd, e, Backend::cpu, TensorType::f16, 4, 16, roofline::AttentionPhase::decode);
   const auto prefill = solver::machines(f.pd, e, Backend::cpu, TensorType::f16, 4, 16, roofline::AttentionPhase::prefill);
@@ -87,7 +87,7 @@ TEST_CASE("solver::machines: peak x fraction per phase, from the path each phase
 }
 
 TEST_CASE("solver::decode_step: weights and KV at the bandwidth, the matmuls at the vector path", "[solver][estimate]") {
-  Fixture f;
+  EstimateFixture f;
   const auto c = f.config();
   const auto& e = *f.pd.efficiency(Backend::cpu, c.weights);
   const auto m = solver::machines(f.pd, e, Backend::cpu, c.kv_type, 4, f.model.shape.layers, roofline::AttentionPhase::decode);
@@ -108,7 +108,7 @@ TEST_CASE("solver::decode_step: weights and KV at the bandwidth, the matmuls at 
 }
 
 TEST_CASE("solver::prefill: passes of the backend's chunk, each streaming the weights", "[solver][estimate]") {
-  Fixture f;
+  EstimateFixture f;
   auto c = f.config();
   c.prompt = 1024;
   c.context = 2048;
@@ -126,7 +126,7 @@ TEST_CASE("solver::prefill: passes of the backend's chunk, each streaming the we
 }
 
 TEST_CASE("solver::estimate: a runtime's own prefill chunk sets the passes and the scratch", "[solver][estimate]") {
-  Fixture f;
+  EstimateFixture f;
   auto c = f.config();  // 512-token prompt
   const auto plain = solver::estimate(f.pm, f.pd, c, nullptr, false);
   REQUIRE(plain.ok());
@@ -148,7 +148,7 @@ TEST_CASE("solver::estimate: a runtime's own prefill chunk sets the passes and t
 }
 
 TEST_CASE("solver::memory_estimate: weights, KV, scratch and the runtime", "[solver][estimate]") {
-  Fixture f;
+  EstimateFixture f;
   auto c = f.config();
   c.context = 8192;
   const auto& e = *f.pd.efficiency(Backend::cpu, c.weights);
@@ -165,7 +165,7 @@ TEST_CASE("solver::memory_estimate: weights, KV, scratch and the runtime", "[sol
 }
 
 TEST_CASE("solver::estimate: the formats' TTFTs differ as their compute paths say", "[solver][estimate]") {
-  Fixture f;
+  EstimateFixture f;
   auto c = f.config();
   auto ttft = [&](WeightFormat w) {
     c.weights = w;
@@ -181,7 +181,7 @@ TEST_CASE("solver::estimate: the formats' TTFTs differ as their compute paths sa
 }
 
 TEST_CASE("solver::estimate: a backend the device cannot cost is an input error, not a crash", "[solver][estimate]") {
-  Fixture f;
+  EstimateFixture f;
   auto c = f.config();
   c.backend = Backend::qnn;
   const auto e = solver::estimate(f.pm, f.pd, c);
