@@ -14,8 +14,10 @@
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/format.hpp"
+#include "cli/progress.hpp"
 #include "cli/report_files.hpp"
 #include "cli/validators.hpp"
+#include "cli/standard_streams.hpp"
 #include "report/verify_plots.hpp"
 #include "devices/device_db.hpp"
 #include "devices/device_loader.hpp"
@@ -206,6 +208,7 @@ Status write_pictures(const CalibrateFlags& f, const CalibrateOutcome& c) {
 }
 
 int run_calibrate(const CalibrateFlags& f) {
+  if (auto s = one_standard_output({{"--out", f.out}, {"--report", f.report}}); !s.ok()) return report_error(s.error());
   if (f.from.empty()) return report_error(make_error(ErrorKind::usage, "--from", "", "give at least one result file"));
   auto device = devices::resolve_device(f.device);
   if (!device.ok()) return report_error(device.error());
@@ -216,6 +219,8 @@ int run_calibrate(const CalibrateFlags& f) {
   for (const auto& u : r.unmatched()) warn("unmatched: {}", u);
   if (auto s = check_results(r, f.skip_unmatched); !s.ok()) return report_error(s.error());
   const std::string on = fitted_on(r);
+  if (auto progress = terminal_progress("calibrate", f.as_json))
+    progress("fitting " + device->id + " to " + std::to_string(r.points().size()) + " measured figures");
   auto fitted = verify::calibrate_device(*device, r, f.tol, on);
   if (!fitted.ok()) return report_error(fitted.error());
   const std::string out = !f.out.empty() ? f.out : f.device == "host" ? devices::host_profile_path() : device->id + "-calibrated.yaml";
@@ -227,8 +232,9 @@ int run_calibrate(const CalibrateFlags& f) {
          fitted->device.id);
   if (auto w = io::write_file_atomically(out, devices::device_to_yaml(fitted->device)); !w.ok()) return report_error(w.error());
   const CalibrateOutcome outcome{*device, r, *fitted, out, on};
-  if (f.as_json) std::cout << json_text(calibrate_json(outcome, f.tol)) << "\n";
-  else print_calibrate(std::cout, outcome);
+  std::ostream& report = report_stream({f.out, f.report});
+  if (f.as_json) report << json_text(calibrate_json(outcome, f.tol)) << "\n";
+  else print_calibrate(report, outcome);
   if (auto w = write_pictures(f, outcome); !w.ok()) return report_error(w.error());
   return fitted->pass() ? k_exit_ok : k_exit_check_failed;
 }
@@ -239,9 +245,8 @@ void add_calibrate_command(CLI::App& app, Handler& handler) {
   static CalibrateFlags f;
   auto* cmd = app.add_subcommand("calibrate", "Fit a device's efficiencies to benchmark results measured on it");
   cmd->add_option("--device,-d", f.device, "the device the results were measured on (id, YAML file or host)")->required();
-  cmd->add_option("--from", f.from, "result files: llama-bench output (-o json|jsonl|csv|md), trilemma verify/run --json")
-      ->required()
-      ->check(CLI::ExistingFile);
+  cmd->add_option("--from", f.from, std::string("result files: llama-bench output (-o json|jsonl|csv|md), trilemma verify/run --json") + k_stdin_help)
+      ->required();
   cmd->add_option("--model,-m", f.model, "catalog model every result is of (when the results do not say unambiguously)");
   cmd->add_option("--out,-o", f.out, "calibrated device profile to write (default: the host profile for host, else ID-calibrated.yaml)");
   cmd->add_flag("--skip-unmatched", f.skip_unmatched, "fit the matched results and list the others, instead of failing");

@@ -1,8 +1,18 @@
 #include "cli/completion.hpp"
 
+#include <algorithm>
 #include <iostream>
+#include <sstream>
 
+#include "cli/engine_weights.hpp"
 #include "cli/exit_codes.hpp"
+#include "devices/device_db.hpp"
+#include "emitters/emitter.hpp"
+#include "models/catalog.hpp"
+#include "solver/profile.hpp"
+#include "types/backend.hpp"
+#include "types/deployment.hpp"
+#include "types/weight_format.hpp"
 
 namespace trilemma::cli {
 namespace {
@@ -12,10 +22,13 @@ struct Node {
   std::string path;
   std::vector<std::string> commands;
   std::vector<std::string> long_options, short_options;  // without dashes
+  std::vector<std::pair<std::vector<std::string>, std::string>> values;  // an option's spellings, its values
 };
 
+std::vector<std::pair<std::vector<std::string>, std::string>> valued_options(const CLI::App& app, const std::string& path);
+
 void collect(const CLI::App& app, const std::string& path, std::vector<Node>& out) {
-  Node n{path, {}, {}, {}};
+  Node n{path, {}, {}, {}, valued_options(app, path)};
   for (const auto* o : app.get_options()) {
     for (const auto& l : o->get_lnames()) n.long_options.push_back(l);
     for (const auto& s : o->get_snames()) n.short_options.push_back(s);
@@ -24,6 +37,79 @@ void collect(const CLI::App& app, const std::string& path, std::vector<Node>& ou
   for (const auto* sub : subs) n.commands.push_back(sub->get_name());
   out.push_back(n);
   for (const auto* sub : subs) collect(*sub, path.empty() ? sub->get_name() : path + " " + sub->get_name(), out);
+}
+
+// "a, b, c" (the tables' help lists) as "a b c".
+std::string listed(const std::string& names) {
+  std::string out;
+  std::istringstream in(names);
+  for (std::string w; std::getline(in, w, ',');) {
+    const auto b = w.find_first_not_of(' ');
+    if (b != std::string::npos) out += (out.empty() ? "" : " ") + w.substr(b);
+  }
+  return out;
+}
+
+template <class T>
+std::string ids_of(const Result<std::vector<T>>& rows) {
+  std::string out;
+  if (rows.ok())
+    for (const auto& r : *rows) out += (out.empty() ? "" : " ") + r.id;
+  return out;
+}
+
+std::string device_ids() { return "host " + ids_of(devices::builtin_devices()); }
+std::string model_ids() { return ids_of(models::builtin_models()); }
+std::string scenario_ids() { return ids_of(solver::builtin_profiles()); }
+std::string emitter_ids() { return listed(emitters::emitter_names()); }
+std::string weight_ids() { return listed(weight_format_names()); }
+std::string engine_weight_ids() { return listed(engine_weight_names()); }
+std::string kv_ids() { return listed(kv_format_names()); }
+std::string kv_strategy_ids() { return listed(kv_strategy_names()); }
+std::string backend_ids() { return listed(backend_names()); }
+
+// The values an option takes, from the tables the commands read them from (issue 50). A row
+// holds for the commands named (their paths), or for every command with the option. Values
+// that may also be a file (a device YAML, a .gguf) fall back to file names in the script.
+struct OptionValues {
+  std::string_view option;  // long name, without dashes
+  std::vector<std::string_view> commands;
+  std::string (*values)();
+};
+
+const std::vector<OptionValues>& option_values() {
+  static const std::vector<OptionValues> rows = {
+      {"device", {}, device_ids},
+      {"model", {}, model_ids},
+      {"draft-model", {}, model_ids},
+      {"scenario", {}, scenario_ids},
+      {"format", {"emit"}, emitter_ids},
+      {"emit", {"plan"}, emitter_ids},
+      {"weights", {"plan"}, weight_ids},
+      {"weights", {"run", "eval", "verify"}, engine_weight_ids},
+      {"kv", {}, kv_ids},
+      {"kv-strategy", {}, kv_strategy_ids},
+      {"backend", {}, backend_ids},
+  };
+  return rows;
+}
+
+// This node's options with values: each spelling ("--device", "-d") and the value list.
+std::vector<std::pair<std::vector<std::string>, std::string>> valued_options(const CLI::App& app, const std::string& path) {
+  std::vector<std::pair<std::vector<std::string>, std::string>> out;
+  for (const auto* o : app.get_options()) {
+    for (const auto& row : option_values()) {
+      const auto& names = o->get_lnames();
+      if (std::find(names.begin(), names.end(), row.option) == names.end()) continue;
+      if (!row.commands.empty() && std::find(row.commands.begin(), row.commands.end(), path) == row.commands.end()) continue;
+      std::vector<std::string> spellings;
+      for (const auto& l : names) spellings.push_back("--" + l);
+      for (const auto& sn : o->get_snames()) spellings.push_back("-" + sn);
+      out.emplace_back(std::move(spellings), row.values());
+      break;
+    }
+  }
+  return out;
 }
 
 std::string words(const Node& n) {
@@ -46,7 +132,17 @@ std::string bash(const std::vector<Node>& nodes) {
   std::string known;
   for (const auto& n : nodes)
     if (!n.path.empty()) known += (known.empty() ? "      \"" : "|\"") + n.path + "\"";
-  s += known + ") path=\"$next\" ;;\n    esac\n  done\n  local opts\n  case \"$path\" in\n";
+  s += known + ") path=\"$next\" ;;\n    esac\n  done\n";
+  // An option's value: ids and names from the tables, then file names (a device YAML, a .gguf).
+  s += "  local prev=\"${COMP_WORDS[COMP_CWORD-1]}\"\n  case \"$path $prev\" in\n";
+  for (const auto& n : nodes)
+    for (const auto& [spellings, values] : n.values) {
+      std::string pattern;
+      for (const auto& sp : spellings) pattern += (pattern.empty() ? "    \"" : "|\"") + n.path + " " + sp + "\"";
+      s += pattern + ")\n      COMPREPLY=($(compgen -W \"" + values + "\" -- \"$cur\"))\n" +
+           "      [ ${#COMPREPLY[@]} -eq 0 ] && COMPREPLY=($(compgen -f -- \"$cur\"))\n      return 0 ;;\n";
+    }
+  s += "  esac\n  local opts\n  case \"$path\" in\n";
   for (const auto& n : nodes) s += "    \"" + n.path + "\") opts=\"" + words(n) + "\" ;;\n";
   s += "  esac\n"
        "  COMPREPLY=($(compgen -W \"$opts\" -- \"$cur\"))\n"
@@ -68,6 +164,9 @@ std::string fish(const std::vector<Node>& nodes) {
     for (const auto& c : n.commands) s += "complete -c trilemma -n '" + cond + "' -f -a " + c + "\n";
     for (const auto& l : n.long_options) s += "complete -c trilemma -n '" + cond + "' -l " + l + "\n";
     for (const auto& o : n.short_options) s += "complete -c trilemma -n '" + cond + "' -s " + o + "\n";
+    for (const auto& [spellings, values] : n.values)
+      if (spellings.front().rfind("--", 0) == 0)
+        s += "complete -c trilemma -n '" + cond + "' -l " + spellings.front().substr(2) + " -r -a '" + values + "'\n";
   }
   return s;
 }

@@ -6,6 +6,7 @@
 #include "cli/log.hpp"
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
+#include "cli/standard_streams.hpp"
 #include "emitters/emitter.hpp"
 #include "io/atomic_write.hpp"
 
@@ -35,7 +36,7 @@ int run_emit(const EmitFlags& f) {
     paths = *written;
   }
   if (f.as_json) {
-    std::cout << json_text(emitters::emission_to_json(*emitter, *plan, *emission, paths)) << "\n";
+    report_stream({f.out}) << json_text(emitters::emission_to_json(*emitter, *plan, *emission, paths)) << "\n";
     return k_exit_ok;
   }
   if (f.out.empty()) {
@@ -45,7 +46,9 @@ int run_emit(const EmitFlags& f) {
       std::cout << file.content;
     }
   } else {
-    for (std::size_t i = 0; i < paths.size(); ++i) std::cout << "wrote " << paths[i] << " (" << emission->files[i].role << ")\n";
+    // What was written is a note on stderr (silent under -q), as every command's "wrote".
+    for (std::size_t i = 0; i < paths.size() && !io::is_standard_stream(f.out); ++i)
+      spdlog::info("wrote {} ({})", paths[i], emission->files[i].role);
   }
   for (const auto& n : emission->not_expressed) warn("{}", emitters::describe(n));
   return k_exit_ok;
@@ -56,9 +59,9 @@ int run_emit(const EmitFlags& f) {
 void add_emit_command(CLI::App& app, Handler& handler) {
   static EmitFlags f;
   auto* cmd = app.add_subcommand("emit", "Translate a plan document into llama.cpp, Ollama, MLC LLM or plan YAML/JSON");
-  cmd->add_option("--plan,-p", f.plan, "plan document written by `plan --json` / `plan --out`")->required();
+  cmd->add_option("--plan,-p", f.plan, std::string("plan document written by `plan --json` / `plan --out`") + k_stdin_help)->required();
   cmd->add_option("--format,-f", f.format, "target: " + emitters::emitter_names())->required();
-  cmd->add_option("--out,-o", f.out, "write the primary file here, companions beside it (PATH.args, PATH.env)");
+  cmd->add_option("--out,-o", f.out, std::string("write the primary file here, companions beside it (PATH.args, PATH.env)") + k_stdout_help);
   cmd->add_flag("--json", f.as_json, "print files, settings and what the target cannot express as JSON");
   cmd->callback([&] { handler = [] { return run_emit(f); }; });
 }

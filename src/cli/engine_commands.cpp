@@ -342,9 +342,9 @@ int run_export(const ExportFlags& f) {
               << "\n";
     return k_exit_ok;
   }
-  std::cout << "wrote " << f.out << " (" << weights << ", " << gib(double(r->file_bytes), 3)
-            << (r->synthetic ? ", synthetic weights" : "") << ")\n";
-  // Warnings go to stderr: stdout is the report (issue 15).
+  // The file is the result; what was written is a note on stderr, silent under -q (issue 50),
+  // like the warnings (issue 15).
+  spdlog::info("wrote {} ({}, {}{})", f.out, weights, gib(double(r->file_bytes), 3), r->synthetic ? ", synthetic weights" : "");
   for (const auto& fb : r->fallbacks) warn("fallback: {}", fb);
   return k_exit_ok;
 }

@@ -12,6 +12,7 @@
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/format.hpp"
+#include "cli/progress.hpp"
 #include "devices/device_db.hpp"
 #include "accuracy/kv_loss.hpp"
 #include "fidelity/accuracy_check.hpp"
@@ -345,6 +346,7 @@ int run_fidelity(const FidelityFlags& f) {
   q.only = f.hold_out;
   if (f.fit) q.fit_without = f.hold_out;
   q.write = !f.write.empty();
+  q.progress = terminal_progress("fidelity", f.as_json);
   auto out = fidelity::run(q);
   if (!out.ok()) return report_error(out.error());
   if (q.write) {

@@ -21,8 +21,10 @@ inline std::string count(double n) {
   return fixed(n / 1e3, 1) + " K";
 }
 
+// A table cell: `s` padded to `width`, and never less than one space after it, so a figure
+// wider than its column cannot run into the next one ("333.632 J/tq4_0", issue 50).
 inline std::string pad(const std::string& s, std::size_t width) {
-  return s.size() >= width ? s : s + std::string(width - s.size(), ' ');
+  return s.size() >= width ? s + " " : s + std::string(width - s.size(), ' ');
 }
 
 }  // namespace trilemma::cli

@@ -9,6 +9,7 @@
 #include "cli/exit_codes.hpp"
 #include "cli/report_files.hpp"
 #include "cli/self_binary.hpp"
+#include "cli/standard_streams.hpp"
 #include "gate/report.hpp"
 #include "gate/run.hpp"
 #include "report/gate_plots.hpp"
@@ -90,14 +91,16 @@ Status write_reports(const GateFlags& f, const gate::Report& report, const std::
 
 int run_gate(const GateFlags& f) {
   if (!(f.margin_pct >= 0)) return report_error(make_error(ErrorKind::usage, "--margin-pct", "", "must be >= 0"));
+  if (auto s = one_standard_output({{"--out", f.out}, {"--junit", f.junit}, {"--report", f.report}}); !s.ok()) return report_error(s.error());
   auto request = gate_request(f);
   if (!request.ok()) return report_error(request.error());
   auto report = gate::run(*request);
   if (!report.ok()) return report_error(report.error());
   const std::string report_text = json_text(gate::report_to_json(*report)) + "\n";
   if (auto w = write_reports(f, *report, report_text); !w.ok()) return report_error(w.error());
-  if (f.as_json) std::cout << report_text;
-  else std::cout << gate::report_to_text(*report);
+  std::ostream& out = report_stream({f.out, f.junit, f.report});
+  if (f.as_json) out << report_text;
+  else out << gate::report_to_text(*report);
   if (f.github) std::cout << gate::report_to_github(*report);
   return report->pass() ? k_exit_ok : k_exit_check_failed;
 }
@@ -107,14 +110,14 @@ int run_gate(const GateFlags& f) {
 void add_gate_command(CLI::App& app, Handler& handler) {
   static GateFlags f;
   auto* cmd = app.add_subcommand("gate", "Check model releases against per-device budgets (CI gate)");
-  cmd->add_option("--budgets,-b", f.budgets, "budgets YAML (docs/budgets.md)")->required();
+  cmd->add_option("--budgets,-b", f.budgets, std::string("budgets YAML (docs/budgets.md)") + k_stdin_help)->required();
   cmd->add_option("--model,-m", f.models, "model to gate (catalog id, .gguf, config.json); repeat for several")->required();
   cmd->add_option("--measured-kl", f.measured_kl, models::k_measured_kl_help);
   cmd->add_flag("--verify", f.verify, "budgets on `host`: plan with engine-runnable formats and check the limits against the engine's measurement");
-  cmd->add_option("--baseline", f.baseline, "previous `gate --json` report: fail on figures that regress");
+  cmd->add_option("--baseline", f.baseline, std::string("previous `gate --json` report: fail on figures that regress") + k_stdin_help);
   cmd->add_option("--margin-pct", f.margin_pct, "regression margin, % of the baseline figure")->capture_default_str();
-  cmd->add_option("--junit", f.junit, "write a JUnit XML report (one testcase per model x budget)");
-  cmd->add_option("--out", f.out, "write the JSON report to this file (use it as the next --baseline)");
+  cmd->add_option("--junit", f.junit, std::string("write a JUnit XML report (one testcase per model x budget)") + k_stdout_help);
+  cmd->add_option("--out", f.out, std::string("write the JSON report to this file (use it as the next --baseline)") + k_stdout_help);
   cmd->add_option("--report", f.report, k_report_help);
   cmd->add_option("--svg", f.svg_dir, std::string(k_svg_help) + " (gate.svg: the budgets x models grid)");
   auto* json = cmd->add_flag("--json", f.as_json, "print the JSON report instead of the summary");

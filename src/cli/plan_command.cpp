@@ -13,6 +13,7 @@
 #include "cli/format.hpp"
 #include "cli/report_files.hpp"
 #include "cli/validators.hpp"
+#include "cli/standard_streams.hpp"
 #include "devices/device_db.hpp"
 #include "emitters/emitter.hpp"
 #include "io/atomic_write.hpp"
@@ -21,6 +22,7 @@
 #include "report/html_report.hpp"
 #include "report/plan_plots.hpp"
 #include "solver/plan_document.hpp"
+#include "solver/limits.hpp"
 
 namespace trilemma::cli {
 namespace {
@@ -260,6 +262,7 @@ Status write_pictures(const PlanFlags& f, const solver::PlanResult& r, const sol
 }
 
 int run_plan(const PlanFlags& f) {
+  if (auto s = one_standard_output({{"--out", f.out}, {"--report", f.report}}); !s.ok()) return report_error(s.error());
   auto emitter = emitter_of(f);
   if (!emitter.ok()) return report_error(emitter.error());
   auto pins = pins_from(f);
@@ -280,6 +283,7 @@ int run_plan(const PlanFlags& f) {
   req.budgets.max_ttft_ms = f.max_ttft_ms, req.budgets.max_loss_points = f.max_loss_points;
   req.budgets.max_joules_per_token = f.max_joules_per_token, req.budgets.max_power_w = f.max_power_w;
   req.sustained_minutes = f.sustained_minutes;
+  for (const auto& n : solver::looser_than_profile(*profile, req.budgets)) warn("{}", n);
   req.pins = *pins, req.catalog = &*catalog;
   auto result = solver::plan(req);
   if (!result.ok()) return report_error(result.error());
@@ -291,8 +295,9 @@ int run_plan(const PlanFlags& f) {
   const auto doc = solver::plan_to_json(*result, *model, *device, *profile);
   if (auto w = write_outputs(f, *emitter, doc, result->chosen.has_value()); !w.ok()) return report_error(w.error());
   if (auto w = write_pictures(f, *result, req); !w.ok()) return report_error(w.error());
-  if (f.as_json) std::cout << json_text(doc) << "\n";
-  else print_report(std::cout, *result, *model, *device, *profile, f.front);
+  std::ostream& out = report_stream({f.out, f.report});
+  if (f.as_json) out << json_text(doc) << "\n";
+  else print_report(out, *result, *model, *device, *profile, f.front);
   return result->chosen ? k_exit_ok : k_exit_infeasible;
 }
 
@@ -347,9 +352,9 @@ void add_plan_command(CLI::App& app, Handler& handler) {
   cmd->add_option("--draft-model", f.draft_model, "pin the draft model (catalog id, same tokenizer)");
   cmd->add_option("--draft-len", f.draft_len, "pin the draft length g")->check(CLI::Range(1u, k_max_draft_len));
   cmd->add_option("--front", f.front, "Pareto-front rows to print")->capture_default_str();
-  cmd->add_option("--out", f.out, "also write the plan document (JSON) to this file");
+  cmd->add_option("--out", f.out, std::string("also write the plan document (JSON) to this file, or the --emit config") + k_stdout_help);
   cmd->add_option("--emit", f.emit, "write --out in this format instead: " + emitters::emitter_names());
-  cmd->add_option("--report", f.report, k_report_help);
+  cmd->add_option("--report", f.report, std::string(k_report_help) + k_stdout_help);
   cmd->add_option("--svg", f.svg_dir, std::string(k_svg_help) + " (roofline, triangle, tradeoff, memory)");
   cmd->add_flag("--json", f.as_json, "print the plan document (docs/plan-schema.md) instead of the report");
   cmd->callback([&] { handler = [] { return run_plan(f); }; });

@@ -11,10 +11,12 @@
 #include "cli/format.hpp"
 #include "cli/json_output.hpp"
 #include "cli/validators.hpp"
+#include "cli/log.hpp"
 #include "devices/device_db.hpp"
 #include "models/catalog.hpp"
 #include "solver/plan_document.hpp"
 #include "solver/requirements.hpp"
+#include "solver/limits.hpp"
 
 namespace trilemma::cli {
 namespace {
@@ -175,6 +177,7 @@ int run_requirements(const RequirementsFlags& f) {
   req.budgets.max_memory_gib = f.max_memory_gib, req.budgets.max_loss_points = f.max_loss_points;
   req.budgets.max_joules_per_token = f.max_joules_per_token, req.budgets.max_power_w = f.max_power_w;
   req.sustained_minutes = f.sustained, req.devices = &*devices, req.catalog = &*catalog;
+  for (const auto& n : solver::looser_than_profile(*profile, req.budgets)) warn("{}", n);
   auto r = solver::requirements(req);
   if (!r.ok()) return report_error(r.error());
   if (f.as_json) {

@@ -19,6 +19,7 @@
 #include "cli/engine_weights.hpp"
 #include "cli/format.hpp"
 #include "cli/validators.hpp"
+#include "cli/standard_streams.hpp"
 #include "devices/core_selection.hpp"
 #include "io/atomic_write.hpp"
 #include "verify/points.hpp"
@@ -100,6 +101,7 @@ void show_progress(bool tty, std::size_t done, std::size_t total, const verify::
 }
 
 int run_verify(VerifyFlags& f) {
+  if (auto s = one_standard_output({{"--out", f.out}, {"--report", f.report}}); !s.ok()) return report_error(s.error());
   if (f.request.replay.empty()) {
     auto binary = self_binary();
     if (!binary.ok()) return report_error(binary.error());
@@ -116,8 +118,9 @@ int run_verify(VerifyFlags& f) {
   const auto doc = verify::report_json(in);
   if (!f.out.empty())
     if (auto w = io::write_file_atomically(f.out, json_text(doc) + "\n"); !w.ok()) return report_error(w.error());
-  if (f.as_json) std::cout << json_text(doc) << "\n";
-  else print_report(std::cout, in);
+  std::ostream& out = report_stream({f.out, f.report});
+  if (f.as_json) out << json_text(doc) << "\n";
+  else print_report(out, in);
   if (auto w = write_pictures(f, in); !w.ok()) return report_error(w.error());
   return verify::all_pass(in) ? k_exit_ok : k_exit_check_failed;
 }
@@ -127,7 +130,7 @@ int run_verify(VerifyFlags& f) {
 void add_verify_command(CLI::App& app, Handler& handler) {
   static VerifyFlags f;
   auto* cmd = app.add_subcommand("verify", "Run a plan's configuration in the engine on this machine and compare with the prediction");
-  cmd->add_option("--plan", f.request.plan, "plan document from `plan --json`");
+  cmd->add_option("--plan", f.request.plan, std::string("plan document from `plan --json`") + k_stdin_help);
   cmd->add_option("--model,-m", f.request.model, "catalog model id (its shape; synthetic weights unless --model-file)");
   cmd->add_option("--model-file", f.request.model_file, "real weights for the model (GGUF or llama2.c); checked against its shape");
   cmd->add_option("--tokenizer", f.request.tokenizer, "llama2.c tokenizer.bin (or a GGUF vocabulary) for --model-file");
@@ -148,9 +151,8 @@ void add_verify_command(CLI::App& app, Handler& handler) {
   cmd->add_option("--eval-text", f.request.eval_text,
                   "with --model-file: also measure KL divergence and top-1 vs full precision on this text, per weights x KV")
       ->check(CLI::ExistingFile);
-  cmd->add_option("--replay", f.request.replay, "measurements from an earlier report (verify --out FILE) instead of running the engine")
-      ->check(CLI::ExistingFile);
-  cmd->add_option("--out", f.out, "also write the JSON report here");
+  cmd->add_option("--replay", f.request.replay, std::string("measurements from an earlier report (verify --out FILE) instead of running the engine") + k_stdin_help);
+  cmd->add_option("--out", f.out, std::string("also write the JSON report here") + k_stdout_help);
   cmd->add_option("--report", f.report, k_report_help);
   cmd->add_option("--svg", f.svg_dir, std::string(k_svg_help) + " (predicted against measured, one per figure)");
   cmd->add_flag("--json", f.as_json, "JSON report (docs/json-schemas.md#verify)");

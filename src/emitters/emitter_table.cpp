@@ -56,6 +56,11 @@ nlohmann::json emission_to_json(const EmitterInfo& emitter, const solver::PlanDo
 }
 
 Result<std::vector<std::string>> write_emission(const Emission& emission, const std::string& path) {
+  // Standard output holds one file: companions would be written as "-.args" beside nothing.
+  if (io::is_standard_stream(path) && emission.files.size() > 1)
+    return make_error(ErrorKind::usage, "--out", "",
+                      "this target writes " + std::to_string(emission.files.size()) +
+                          " files (a primary and its companions): give --out a path, or leave --out out to print them");
   std::vector<std::string> written;
   std::vector<std::pair<std::filesystem::path, std::string_view>> files;
   for (const auto& file : emission.files) {

@@ -34,7 +34,11 @@ FigureSummary worst(const std::vector<Report>& reports, calibration::Figure figu
 }
 
 Result<Outcome> run(const Request& q) {
+  const auto step = [&q](const std::string& what) {
+    if (q.progress) q.progress(what);
+  };
   Outcome out;
+  step("costing the published measurements");
   TRILEMMA_TRY(data, load_dataset(q.data));
   out.data = std::move(data);
   const auto& set = *out.data->set;
@@ -46,8 +50,10 @@ Result<Outcome> run(const Request& q) {
   // are what writes.
   TRILEMMA_TRY(priors, roofline::prior_derating_tables());
   if (q.methods.empty()) out.reports.push_back(with_tables(set, *priors));
-  for (std::size_t k = 0; k < q.methods.size(); ++k)
+  for (std::size_t k = 0; k < q.methods.size(); ++k) {
+    step(hold_out_name(q.methods[k]) + " (" + std::to_string(k + 1) + " of " + std::to_string(q.methods.size()) + ")");
     out.reports.push_back(hold_out(set, *priors, q.methods[k], q.threads, k == 0 ? q.only : ""));
+  }
   const Report* by_source = nullptr;
   const Report* by_device = nullptr;
   for (std::size_t k = 0; k < q.methods.size(); ++k) {
@@ -59,6 +65,7 @@ Result<Outcome> run(const Request& q) {
     std::vector<std::size_t> use;
     for (std::size_t i = 0; i < set.observations().size(); ++i)
       if (!q.fit_without || set.observations()[i].device != *q.fit_without) use.push_back(i);
+    step("fitting the derating tables");
     out.fit = fit_tables(set, use, *priors);
   }
   if (q.write) {

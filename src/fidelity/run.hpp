@@ -3,6 +3,7 @@
 // requested cross-validation, the error bands and their out-of-sample coverage, and, for
 // --write, devices/fitted.yaml's text.
 #pragma once
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -33,6 +34,8 @@ struct Request {
   std::string only;                  // one group of the first method (a device, a page, an engine)
   std::optional<std::string> fit_without;  // fit the tables on every device but this one ("" = all)
   bool write = false;                // also produce devices/fitted.yaml's text
+  // Called before each step that takes seconds ("leave-one-source-out (2 of 3)"); may be empty.
+  std::function<void(const std::string& step)> progress;
 };
 
 struct Outcome {

@@ -1,5 +1,6 @@
 #include "io/json_text.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace trilemma::io {
@@ -26,16 +27,27 @@ std::size_t too_deep_at(const std::string& text, int max_depth) {
   return std::string::npos;
 }
 
+// Byte offset `at` (0-based) as line:column, both from 1: what the YAML readers print, so an
+// editor can jump to either.
+std::string line_column(const std::string& text, std::size_t at) {
+  at = std::min(at, text.size());
+  std::size_t line = 1, line_start = 0;
+  for (std::size_t i = 0; i < at; ++i)
+    if (text[i] == '\n') ++line, line_start = i + 1;
+  return std::to_string(line) + ":" + std::to_string(at - line_start + 1);
+}
+
 }  // namespace
 
 Result<nlohmann::json> parse_json(const std::string& text, const std::string& file, int max_depth) {
   if (const auto at = too_deep_at(text, max_depth); at != std::string::npos)
-    return make_error(ErrorKind::input, file, "byte " + std::to_string(at),
+    return make_error(ErrorKind::input, file, line_column(text, at),
                       "JSON nested deeper than " + std::to_string(max_depth) + " levels");
   try {
     return nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
-    return make_error(ErrorKind::input, file, "byte " + std::to_string(e.byte), "malformed JSON");
+    // e.byte counts from 1 and points at the character the parser could not take.
+    return make_error(ErrorKind::input, file, line_column(text, e.byte == 0 ? 0 : e.byte - 1), "malformed JSON");
   } catch (const nlohmann::json::exception& e) {
     // out_of_range: a number no double holds (1e400).
     return make_error(ErrorKind::input, file, "", std::string("unreadable JSON: ") + e.what());

@@ -2,6 +2,7 @@
 
 
 #include "io/json_text.hpp"
+#include "io/yaml_json.hpp"
 #include "types/safe_text.hpp"
 
 namespace trilemma::solver {
@@ -292,7 +293,11 @@ Result<PlanDocument> read_plan_document(const json& j, const std::string& file) 
 }  // namespace
 
 Result<PlanDocument> parse_plan_document(const std::string& text, const std::string& file) {
-  TRILEMMA_TRY(j, io::parse_json(text, file));
+  // JSON (plan --json, plan --out) or the same tree as YAML (emit --format plan-yaml): a JSON
+  // document starts with '{', and a YAML plan cannot (its root is a block mapping).
+  const auto first = text.find_first_not_of(" \t\r\n");
+  const bool json_text = first != std::string::npos && text[first] == '{';
+  TRILEMMA_TRY(j, json_text ? io::parse_json(text, file) : io::parse_yaml_as_json(text, file));
   try {
     return read_plan_document(j, file);
   } catch (const json::exception& e) {  // a field of another type than the schema's

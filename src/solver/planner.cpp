@@ -9,6 +9,7 @@
 
 #include "accuracy/accuracy_model.hpp"
 #include "devices/device_db.hpp"
+#include "solver/limits.hpp"
 #include "types/number_text.hpp"
 
 namespace trilemma::solver {
@@ -38,20 +39,7 @@ Result<ContextWindow> context_window(const Profile& profile, const models::Model
 
 Constraints merge_constraints(const Constraints& a, const Constraints& b) {
   Constraints c = a;
-  auto tighter_max = [](std::optional<double> x, std::optional<double> y) -> std::optional<double> {
-    if (x && y) return std::min(*x, *y);
-    return x ? x : y;
-  };
-  auto tighter_min = [](std::optional<double> x, std::optional<double> y) -> std::optional<double> {
-    if (x && y) return std::max(*x, *y);
-    return x ? x : y;
-  };
-  c.max_ttft_ms = tighter_max(a.max_ttft_ms, b.max_ttft_ms);
-  c.min_decode_tok_s = tighter_min(a.min_decode_tok_s, b.min_decode_tok_s);
-  c.max_memory_gib = tighter_max(a.max_memory_gib, b.max_memory_gib);
-  c.max_loss_points = tighter_max(a.max_loss_points, b.max_loss_points);
-  c.max_joules_per_token = tighter_max(a.max_joules_per_token, b.max_joules_per_token);
-  c.max_power_w = tighter_max(a.max_power_w, b.max_power_w);
+  for (const LimitInfo& l : limits()) c.*l.field = tighter(l, a.*l.field, b.*l.field);
   if (!b.allowed_weights.empty()) c.allowed_weights = b.allowed_weights;
   if (!b.allowed_kv.empty()) c.allowed_kv = b.allowed_kv;
   return c;

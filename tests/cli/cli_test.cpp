@@ -272,10 +272,10 @@ TEST_CASE("cli calibrate: a board's llama-bench results give a calibrated profil
   r = calibrate("--device raspberry-pi-5 --from " + good + " " + run_report);
   CHECK(r.code == 2);
   CHECK(r.out.find("one runtime") != std::string::npos);
-  // Usage: no device, no files, a file that does not exist.
+  // Usage: no device, no files; a file that does not exist is 5, as in every command (issue 50).
   CHECK(calibrate("--from " + good).code == 2);
   CHECK(calibrate("--device raspberry-pi-5").code == 2);
-  CHECK(calibrate("--device raspberry-pi-5 --from /nonexistent.json").code == 2);
+  CHECK(calibrate("--device raspberry-pi-5 --from /nonexistent.json").code == 5);
   CHECK(calibrate("--device nope --from " + good).code == 3);
 }
 
@@ -609,12 +609,22 @@ TEST_CASE("cli completion: bash, zsh and fish scripts from the command tree comp
   CHECK(complete("trilemma plan --mo", 2) == "--model\n");
   CHECK(complete("trilemma devices s", 2) == "show\n");
   CHECK(complete("trilemma fidelity --acc", 2) == "--accuracy\n");
+  // Values from the tables the commands read (issue 50): ids, scenarios, targets, formats.
+  CHECK(complete("trilemma plan --device raspberry-pi-", 3) == "raspberry-pi-4 raspberry-pi-5\n");
+  CHECK(complete("trilemma plan -d ho", 3) == "host\n");
+  CHECK(complete("trilemma plan -m qwen2.5-0.5", 3) == "qwen2.5-0.5b\n");
+  CHECK(complete("trilemma plan --scenario lat", 3) == "latency\n");
+  CHECK(complete("trilemma emit --format plan-", 3) == "plan-json plan-yaml\n");
+  CHECK(complete("trilemma plan --kv-strategy sl", 3) == "sliding\n");
+  CHECK(complete("trilemma plan --weights q4_k_", 3).find("q4_k_m") != std::string::npos);
+  CHECK(complete("trilemma gate --model qwen2.5-0.5", 3) == "qwen2.5-0.5b\n");
   std::filesystem::remove(script);
   const auto zsh = run_trilemma("completion zsh");
   CHECK(zsh.out.find("bashcompinit") != std::string::npos);
   const auto fish = run_trilemma("completion fish");
   CHECK(fish.out.find("complete -c trilemma -n '__fish_use_subcommand' -f -a plan") != std::string::npos);
   CHECK(fish.out.find("complete -c trilemma -n '__fish_seen_subcommand_from plan' -l model") != std::string::npos);
+  CHECK(fish.out.find("complete -c trilemma -n '__fish_seen_subcommand_from plan' -l device -r -a 'host ") != std::string::npos);
   CHECK(run_trilemma("completion tcsh").code == 2);
 }
 

@@ -145,9 +145,11 @@ TEST_CASE("cli emit and plan --emit: files, JSON and bad input", "[cli][emitters
   REQUIRE(run("plan -m llama-3.2-1b -d apple-m2 -s memory --out plan.json").code == 0);
   fs::remove(dir / "llama.sh");
   fs::remove(dir / "llama.sh.args");
-  const auto e = run("emit --plan plan.json --format llama.cpp --out llama.sh");
+  const auto e = run("emit --plan plan.json --format llama.cpp --out llama.sh", true);
   CHECK(e.code == 0);
-  CHECK(e.out == "wrote llama.sh (command)\nwrote llama.sh.args (arguments)\n");
+  CHECK(e.out == "wrote llama.sh (command)\nwrote llama.sh.args (arguments)\n");  // on stderr
+  fs::remove(dir / "llama.sh");
+  CHECK(run("emit --plan plan.json --format llama.cpp --out llama.sh -q", true).out.empty());
   CHECK(read(dir / "llama.sh").find("exec llama-server") != std::string::npos);
   const auto printed = run("emit --plan plan.json --format llama.cpp");
   CHECK(printed.out.find(read(dir / "llama.sh")) == 0);

@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <cstring>
+
 #include "catalog_fixture.hpp"
 #include "devices/device_db.hpp"
 #include "models/catalog.hpp"
@@ -187,6 +189,10 @@ TEST_CASE("solver::plan_document: round trip and refusal of bad documents", "[so
   auto f3 = solver::parse_plan_document("{\"schema\": \"trilemma.plan\", ", "plan.json");
   REQUIRE_FALSE(f3.ok());
   CHECK(f3.error().message == "malformed JSON");
+  CHECK(f3.error().where == "1:29");  // line:column as the YAML readers give them (issue 50)
+  auto f3b = solver::parse_plan_document("{\n  \"schema\": \"trilemma.plan\",\n  \"x\": tru\n}", "plan.json");
+  REQUIRE_FALSE(f3b.ok());
+  CHECK(f3b.error().where == "3:11");  // where the parser gave up: just past `tru`
 
   // Issue 14: a document nested 100000 deep overflowed the stack when copied; a number no
   // double holds and a field of the wrong type threw past the parser (exit 70).
@@ -195,6 +201,7 @@ TEST_CASE("solver::plan_document: round trip and refusal of bad documents", "[so
   REQUIRE_FALSE(f4.ok());
   CHECK(f4.error().kind == ErrorKind::input);
   CHECK(f4.error().message.find("nested deeper than 64") != std::string::npos);
+  CHECK(f4.error().where == "1:" + std::to_string(std::strlen("{\"schema\": \"trilemma.plan\", \"x\": ") + 64));
   auto huge = doc.dump();
   huge.replace(huge.find("\"schema_version\":") + 17, 1, "1e400,\"was\":1");
   auto f5 = solver::parse_plan_document(huge, "plan.json");

@@ -1,0 +1,50 @@
+#include "solver/limits.hpp"
+
+#include <algorithm>
+#include <array>
+
+#include "types/number_text.hpp"
+
+namespace trilemma::solver {
+namespace {
+
+constexpr std::array k_limits = {
+    LimitInfo{"max_ttft_ms", &Constraints::max_ttft_ms, true, "--max-ttft-ms", "ms"},
+    LimitInfo{"min_decode_tok_s", &Constraints::min_decode_tok_s, false, "--min-tok-s", "tok/s"},
+    LimitInfo{"max_memory_gib", &Constraints::max_memory_gib, true, "--max-memory-gib", "GiB"},
+    LimitInfo{"max_loss_points", &Constraints::max_loss_points, true, "--max-loss-points", "points"},
+    LimitInfo{"max_joules_per_token", &Constraints::max_joules_per_token, true, "--max-joules-per-token", "J/token"},
+    LimitInfo{"max_power_w", &Constraints::max_power_w, true, "--max-power-w", "W"},
+};
+
+// %g-like text without a trailing ".0": 300, 0.5, 12.25.
+std::string figure(double v) {
+  std::string s = fixed(v, 3);
+  while (!s.empty() && s.back() == '0') s.pop_back();
+  if (!s.empty() && s.back() == '.') s.pop_back();
+  return s;
+}
+
+}  // namespace
+
+std::span<const LimitInfo> limits() { return k_limits; }
+
+std::optional<double> tighter(const LimitInfo& limit, std::optional<double> a, std::optional<double> b) {
+  if (a && b) return limit.upper ? std::min(*a, *b) : std::max(*a, *b);
+  return a ? a : b;
+}
+
+std::vector<std::string> looser_than_profile(const Profile& profile, const Constraints& flags) {
+  std::vector<std::string> out;
+  for (const LimitInfo& l : k_limits) {
+    const auto& own = profile.constraints.*l.field;
+    const auto& asked = flags.*l.field;
+    if (!own || !asked || tighter(l, own, asked) == asked) continue;
+    out.push_back(std::string(l.flag) + " " + figure(*asked) + " is " + (l.upper ? "looser" : "lower") + " than the " + profile.id +
+                  " scenario's " + std::string(l.upper ? "limit of " : "floor of ") + figure(*own) + " " + std::string(l.unit) +
+                  ", which applies: a flag can only tighten a scenario (a profile file of your own sets a looser one)");
+  }
+  return out;
+}
+
+}  // namespace trilemma::solver

@@ -1,0 +1,33 @@
+// The numeric limits a profile or a flag can set, as one table: each row names the limit, the
+// Constraints member that holds it, whether it bounds from above, and the plan flag that sets
+// it. Merging a profile with the flags and telling the user a flag was looser than the
+// profile read the rows instead of naming each member (a first step of issue 46's one table).
+#pragma once
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "solver/profile.hpp"
+
+namespace trilemma::solver {
+
+struct LimitInfo {
+  std::string_view name;  // as profiles and violations spell it: max_ttft_ms
+  std::optional<double> Constraints::*field;
+  bool upper;             // true: a value must stay at or below it; false: at or above
+  std::string_view flag;  // plan's flag that sets it: --max-ttft-ms
+  std::string_view unit;
+};
+
+std::span<const LimitInfo> limits();
+
+// The tighter of two values of one limit (either may be absent).
+std::optional<double> tighter(const LimitInfo& limit, std::optional<double> a, std::optional<double> b);
+
+// The flags in `flags` that ask for less than `profile` does (the profile's limit applies):
+// "--max-ttft-ms 900 is looser than the latency scenario's 300 ms; ...".
+std::vector<std::string> looser_than_profile(const Profile& profile, const Constraints& flags);
+
+}  // namespace trilemma::solver
