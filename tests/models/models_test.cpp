@@ -68,7 +68,8 @@ TEST_CASE("models::parse_hf_config: bad input names the key", "[models]") {
   SECTION("malformed JSON") {
     auto m = models::parse_hf_config("{\"hidden_size\": 12", "c.json");
     REQUIRE_FALSE(m.ok());
-    CHECK(m.error().to_string().find("c.json:byte") == 0);
+    CHECK(m.error().to_string().rfind("c.json:1:", 0) == 0);  // line:column, as YAML's (issue 50)
+    CHECK(m.error().to_string().find("malformed JSON") != std::string::npos);
   }
   SECTION("missing key") {
     auto m = models::parse_hf_config(R"({"hidden_size": 64, "num_attention_heads": 8, "vocab_size": 10, "max_position_embeddings": 16})", "c.json");
