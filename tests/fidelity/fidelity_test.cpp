@@ -151,3 +151,28 @@ TEST_CASE("fidelity: devices/fitted.yaml is what a fit of today's data gives", "
     }
   }
 }
+
+TEST_CASE("fidelity: no published decode row reads faster than its device's memory can deliver", "[fidelity][data]") {
+  // A row whose weights and KV, read once per token, need 95% or more of the device's peak
+  // bandwidth contradicts the device file (a wrong bus width or data rate) or is a mislabelled
+  // row: streaming reads reach about 90% of a peak at best (the Apple GPUs' rows here).
+  // Checked against the bytes the cost model reads per token, as held-out predictions use them.
+  auto& d = data();
+  const auto& set = *d.set;
+  const auto report = fidelity::with_tables(set, *roofline::prior_derating_tables().value());
+  int decode_points = 0;
+  std::vector<std::string> violations;
+  for (const auto& p : report.points) {
+    const auto& o = set.observations()[p.observation];
+    if (o.figure != calibration::Figure::decode) continue;
+    ++decode_points;
+    const double peak = set.device(o.device).peak_bandwidth_gbps * 1e9;
+    const double share = p.measured * p.bytes_per_token / peak;
+    if (share >= 0.95)
+      violations.push_back(d.rows[o.row].where() + " " + d.rows[o.row].id + ": " + std::to_string(p.measured) + " tok/s reads " +
+                           std::to_string(share * 100) + "% of " + o.device + "'s peak");
+  }
+  CHECK(decode_points > 300);
+  for (const auto& v : violations) UNSCOPED_INFO(v);
+  CHECK(violations.empty());
+}
