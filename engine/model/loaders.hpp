@@ -21,6 +21,10 @@ Result<Model> load_llama2c(const std::filesystem::path& path, const WeightChoice
 // GGUF with general.architecture = llama (RoPE on adjacent pairs, as llama.cpp's LLAMA).
 Result<Model> load_gguf_model(const gguf::GgufFile& file, const WeightChoice& weights, ThreadPool& pool);
 
+// Whether make_synthetic builds this shape: dense, gated, bias-free llama shapes (the layers the
+// synthetic generator writes).
+bool synthetic_supported(const ModelShape& shape);
+
 // Deterministic weights for any dense shape, generated row by row straight into `weights`
 // (f32 where `weights` names no type), never holding a full-precision copy of the model. Same seed, same bytes.
 Result<Model> make_synthetic(const ModelShape& shape, const std::string& name, const WeightChoice& weights,

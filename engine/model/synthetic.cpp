@@ -30,11 +30,13 @@ void fill_row(std::uint64_t seed, std::uint64_t index, std::int64_t r, float amp
 
 }  // namespace
 
+bool synthetic_supported(const ModelShape& shape) { return !shape.is_moe() && shape.ffn_gated && !shape.attention_bias; }
+
 Result<Model> make_synthetic(const ModelShape& shape, const std::string& name, const WeightChoice& weights,
                              std::uint64_t seed, ThreadPool& pool) {
   if (const std::string problem = validate_shape(shape); !problem.empty())
     return make_error(ErrorKind::usage, name, "shape", problem);
-  if (shape.is_moe() || !shape.ffn_gated || shape.attention_bias)
+  if (!synthetic_supported(shape))
     return make_error(ErrorKind::usage, name, "shape", "synthetic models are dense, gated, bias-free llama shapes");
   Model m;
   m.name = name;

@@ -51,13 +51,24 @@ const models::Model* find_model(const std::vector<models::Model>& catalog, const
 
 // The weight format a file's size says, when its label does not: llama.cpp prints the GGUF's
 // general.file_type, which converters can get wrong (trilemma's export wrote ggml type ids
-// until 0.4, so its Q8_0 files read "Q5_0"). The label stands when its size agrees within 8%
-// (recipes differ in the classifier's type); otherwise the one llama.cpp format within 3% of
-// the file's size, if there is exactly one.
+// until 0.4, so its Q8_0 files read "Q5_0"). The label stands when the size lies, within 8%,
+// between the format's bulk type on every tensor (a converter such as `trilemma export`
+// quantizes the embedding and classifier alike) and llama-quantize's recipe (which keeps them
+// at more bits); otherwise the one llama.cpp format within 3% of the file's recipe size, if
+// there is exactly one.
 std::string format_by_size(const models::Model& m, double file_bytes, const std::string& labelled) {
   auto off = [&](WeightFormat f) { return std::abs(memory::weight_bytes(m.shape, f).total - file_bytes) / file_bytes; };
   if (!labelled.empty())
-    if (const auto f = weight_format_from_name(labelled); f && off(*f) <= 0.08) return labelled;
+    if (const auto f = weight_format_from_name(labelled)) {
+      const auto& bulk = info(info(*f).bulk);
+      const auto& classifier = info(info(*f).output);
+      const auto counts = count_parameters(m.shape);
+      const double uniform = counts.total() * bulk.block_bytes / bulk.block_elems;
+      const double recipe = memory::weight_bytes(m.shape, *f).total;
+      // A tied classifier written untied (see the parameter match below) adds its copy.
+      const double copy = counts.output == 0 ? counts.embedding * classifier.block_bytes / classifier.block_elems : 0;
+      if (file_bytes >= std::min(uniform, recipe) * 0.92 && file_bytes <= (std::max(uniform, recipe) + copy) * 1.08) return labelled;
+    }
   std::string found;
   for (const auto& row : weight_formats()) {
     if (row.llama_cpp.empty() || off(row.format) > 0.03) continue;
@@ -107,8 +118,12 @@ BenchRows bench_rows(const std::vector<measurements::BenchResult>& results, cons
       std::vector<std::string> candidates;
       for (const auto& m : catalog) {
         if (!r.model_n_params) break;
-        const double params = count_parameters(m.shape).total();
-        if (std::abs(params - *r.model_n_params) > 0.04 * *r.model_n_params) continue;
+        // A tied classifier may be written untied (llama2.c conversions write output.weight
+        // beside token_embd: stories260K reads 293K in llama-bench, 260K in the catalog), so
+        // the count with the embedding's copy matches too.
+        const auto counts = count_parameters(m.shape);
+        auto near = [&](double params) { return std::abs(params - *r.model_n_params) <= 0.04 * *r.model_n_params; };
+        if (!near(counts.total()) && !(counts.output == 0 && near(counts.total() + counts.embedding))) continue;
         const bool same_arch = lower(arch) == lower(m.architecture) || (lower(arch) == "llama" && m.architecture == "mistral");
         if (!same_arch) continue;
         candidates.push_back(m.id);
@@ -132,6 +147,9 @@ BenchRows bench_rows(const std::vector<measurements::BenchResult>& results, cons
       }
       model = candidates.front();
     }
+    if (r.stddev_ts && r.avg_ts > 0 && *r.stddev_ts > k_noisy_spread * r.avg_ts)
+      out.noisy.push_back(r.where() + ": " + r.model_type + (r.n_prompt ? " pp" + std::to_string(r.n_prompt) : " tg" + std::to_string(r.n_gen)) +
+                          ": " + fmt(r.avg_ts) + " +/- " + fmt(*r.stddev_ts) + " tok/s (" + fmt(100 * *r.stddev_ts / r.avg_ts) + "%)");
     const auto* matched = find_model(catalog, model);
     if (!matched) {
       unmatched("no catalog model '" + model + "'");

@@ -22,6 +22,7 @@
 #include "devices/device_db.hpp"
 #include "devices/device_loader.hpp"
 #include "io/atomic_write.hpp"
+#include "calibration/bench_rows.hpp"
 #include "verify/device_calibration.hpp"
 
 namespace trilemma::cli {
@@ -170,6 +171,7 @@ json calibrate_json(const CalibrateOutcome& c, const verify::Tolerances& tol) {
                    {"attention", o.attention}, {"attention_per_kv", o.attention_per_kv}, {"overhead_per_layer", o.overhead_per_layer}}},
           {"tolerances", {{"decode", tol.decode}, {"ttft", tol.ttft}, {"memory", tol.memory}}},
           {"points", points}, {"summary", sums}, {"unmatched", c.results.unmatched()}, {"notes", c.results.notes()},
+          {"noisy", c.results.noisy()}, {"worsened", c.fitted.worsened()},
           {"pass", c.fitted.pass()}};
 }
 
@@ -217,12 +219,18 @@ int run_calibrate(const CalibrateFlags& f) {
   const auto& r = **results;
   for (const auto& n : r.notes()) spdlog::info("note: {}", n);
   for (const auto& u : r.unmatched()) warn("unmatched: {}", u);
+  for (const auto& n : r.noisy())
+    warn("noisy: {}: its runs spread more than {:.0f}% of their mean; the fit follows it like the others (rerun it on a quiet "
+         "machine, with more repetitions: llama-bench -r)", n, 100 * calibration::k_noisy_spread);
   if (auto s = check_results(r, f.skip_unmatched); !s.ok()) return report_error(s.error());
   const std::string on = fitted_on(r);
   if (auto progress = terminal_progress("calibrate", f.as_json))
     progress("fitting " + device->id + " to " + std::to_string(r.points().size()) + " measured figures");
   auto fitted = verify::calibrate_device(*device, r, f.tol, on);
   if (!fitted.ok()) return report_error(fitted.error());
+  for (const auto& w : fitted->worsened())
+    warn("the fit moved {}: the points disagree (noisy runs, or a configuration the fitted factors cannot express); check "
+         "those runs before using the profile", w);
   const std::string out = !f.out.empty() ? f.out : f.device == "host" ? devices::host_profile_path() : device->id + "-calibrated.yaml";
   // A profile file is named after its id (devices validate checks it): the calibrated copy of
   // raspberry-pi-5 in raspberry-pi-5-calibrated.yaml is device raspberry-pi-5-calibrated.

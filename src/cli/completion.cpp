@@ -6,6 +6,7 @@
 
 #include "cli/engine_weights.hpp"
 #include "cli/exit_codes.hpp"
+#include "cli/man_page.hpp"
 #include "devices/device_db.hpp"
 #include "emitters/emitter.hpp"
 #include "models/catalog.hpp"
@@ -182,13 +183,16 @@ std::optional<std::string> completion_script(const CLI::App& app, const std::str
     return "# zsh completion for trilemma: `trilemma completion zsh` (bash's, through bashcompinit)\n"
            "autoload -U +X bashcompinit && bashcompinit\n" + bash(nodes);
   if (shell == "fish") return fish(nodes);
+  if (shell == "man") return man_page(app);
   return std::nullopt;
 }
 
 void add_completion_command(CLI::App& app, Handler& handler) {
   static std::string shell;
-  auto* cmd = app.add_subcommand("completion", "Print a shell completion script (bash, zsh or fish)");
-  cmd->add_option("shell", shell, "bash, zsh or fish")->required()->check(CLI::IsMember({"bash", "zsh", "fish"}));
+  auto* cmd = app.add_subcommand("completion", "Print a shell completion script (bash, zsh or fish), or the man page (man)");
+  cmd->add_option("shell", shell, "bash, zsh or fish; man: the man page in roff (`man -l <(trilemma completion man)`)")
+      ->required()
+      ->check(CLI::IsMember({"bash", "zsh", "fish", "man"}));
   cmd->callback([&app, &handler] {
     handler = [&app] {
       std::cout << *completion_script(app, shell);

@@ -1,5 +1,5 @@
-// `trilemma completion bash|zsh|fish`: shell completion generated from the command tree, so a
-// new command or flag completes without editing a script.
+// `trilemma completion bash|zsh|fish|man`: shell completion (and the man page, cli/man_page)
+// generated from the command tree, so a new command or flag completes without editing a script.
 #pragma once
 #include <CLI/CLI.hpp>
 
@@ -10,7 +10,8 @@
 
 namespace trilemma::cli {
 
-// The completion script for `shell` (bash, zsh or fish) of `app`'s tree; nullopt for another shell.
+// The completion script for `shell` (bash, zsh or fish) of `app`'s tree, or its man page for
+// "man"; nullopt for another name.
 std::optional<std::string> completion_script(const CLI::App& app, const std::string& shell);
 
 void add_completion_command(CLI::App& app, Handler& handler);

@@ -149,8 +149,7 @@ void add_verify_command(CLI::App& app, Handler& handler) {
   cmd->add_option("--contexts", f.request.contexts, "grid contexts (prompt + decode tokens)")->delimiter(',')->capture_default_str();
   cmd->add_flag("--calibrate", f.request.calibrate, "fit the host's derating factors and write them to its profile");
   cmd->add_option("--eval-text", f.request.eval_text,
-                  "with --model-file: also measure KL divergence and top-1 vs full precision on this text, per weights x KV")
-      ->check(CLI::ExistingFile);
+                  "with --model-file: also measure KL divergence and top-1 vs full precision on this text, per weights x KV");
   cmd->add_option("--replay", f.request.replay, std::string("measurements from an earlier report (verify --out FILE) instead of running the engine") + k_stdin_help);
   cmd->add_option("--out", f.out, std::string("also write the JSON report here") + k_stdout_help);
   cmd->add_option("--report", f.report, k_report_help);

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "io/json_text.hpp"
+#include "solver/limits.hpp"
 #include "types/table_order.hpp"
 #include "types/number_text.hpp"
 
@@ -232,6 +233,16 @@ Result<Outcome> evaluate(const models::Model& model, const Budget& budget, const
     set_plan(o, *attempt, budget.limits);
     const Check* t = tightest(o.checks);
     if (t && !t->pass) o.limiting = limiting_of(*t);
+    // It meets the budget's own limits but not the scenario's: the scenario limit it misses by
+    // the most, with its margin, as a budget limit's would be shown.
+    if (!o.limiting)
+      if (const auto miss = solver::worst_miss(budget.profile.constraints, *attempt)) {
+        const std::string name(miss->limit->name), unit(miss->limit->unit);
+        o.limiting = Limiting{name, miss->bound, miss->value, miss->margin_pct,
+                              "scenario " + o.scenario + " " + name + ": " + fixed(miss->value, 2) + " " + unit +
+                                  (miss->limit->upper ? " > " : " < ") + fixed(miss->bound, 2) + " " + unit + " (margin " +
+                                  fixed(miss->margin_pct, 1) + "%)"};
+      }
   }
   if (!o.limiting && !r.relaxations.empty())
     o.limiting = Limiting{r.relaxations.front().constraint, std::nullopt, std::nullopt, std::nullopt, r.relaxations.front().message};

@@ -91,6 +91,8 @@ Result<BenchResult> from_fields(Get get, const std::string& file, std::size_t li
   TRILEMMA_TRY(gen, count("n_gen"));
   TRILEMMA_TRY(depth, count("n_depth"));
   TRILEMMA_TRY(ts, num("avg_ts"));
+  TRILEMMA_TRY(spread, num("stddev_ts"));
+  if (spread && std::isfinite(*spread) && *spread >= 0) r.stddev_ts = spread;
   r.model_size_bytes = size;
   r.model_n_params = params;
   if (threads > 0) r.threads = threads;  // 0: absent
@@ -283,6 +285,9 @@ Result<std::vector<BenchResult>> parse_markdown(const std::string& text, const s
         const auto ts = number(v.substr(0, v.find("±")));
         if (!ts || !plausible_rate(*ts)) return bad(file, line, "t/s: expected tokens per second in " + k_rate_range + ", got '" + v + "'");
         r.avg_ts = *ts;
+        if (const auto pm = v.find("±"); pm != std::string::npos)
+          if (const auto spread = number(v.substr(pm + std::string("±").size())); spread && std::isfinite(*spread) && *spread >= 0)
+            r.stddev_ts = spread;
         has_ts = true;
       }
     }

@@ -27,6 +27,7 @@ struct BenchResult {
   std::string type_k, type_v;       // KV cache formats ("f16")
   std::uint32_t n_prompt = 0, n_gen = 0, n_depth = 0;
   double avg_ts = 0;                // tokens per second
+  std::optional<double> stddev_ts;  // the spread of the repetitions (stddev_ts, or the table's "± x")
   std::string where() const;        // "file:line"
 };
 

@@ -30,7 +30,11 @@ Result<Model> model_from_gguf(const std::string& path) {
   const std::string a = *arch + ".";
   Model m;
   m.origin = path;
-  m.path = path;
+  // The file's absolute path: a plan is emitted, verified or served from other directories than
+  // the one it was made in (Ollama reads a relative FROM against the Modelfile's own folder).
+  std::error_code ec;
+  const auto absolute = std::filesystem::absolute(path, ec);
+  m.path = ec ? path : absolute.lexically_normal().string();
   m.architecture = *arch;
   m.id = as_id(std::filesystem::path(path).stem().string());  // ids are tokens, whatever the file is called
   m.name = f.get_string("general.name").value_or(m.id);

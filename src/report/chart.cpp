@@ -21,6 +21,7 @@ constexpr const char* k_style =
     ".point{fill:#fff;stroke:#666;stroke-width:1.2}"
     ".chosen{fill:#000;stroke:#fff;stroke-width:1.5}.chosen-ring{fill:none;stroke:#000;stroke-width:2}"
     ".loss-low{fill:#fff;stroke:#000;stroke-width:1.2}.loss-mid{fill:#999;stroke:#000;stroke-width:1}.loss-high{fill:#333;stroke:#000;stroke-width:1}"
+    ".breaks-limit{fill:none;stroke:#000;stroke-width:1.2;stroke-dasharray:2 2}"
     ".bar-0{fill:#222}.bar-1{fill:#666}.bar-2{fill:#999}.bar-3{fill:#c8c8c8}.bar-4{fill:#fff;stroke:#222;stroke-dasharray:3 2}"
     ".capacity{stroke:#000;stroke-width:2;stroke-dasharray:8 3}"
     ".pass{fill:#fff;stroke:#000;stroke-width:1.5}.fail{fill:#333;stroke:#000;stroke-width:1.5}"
@@ -114,6 +115,22 @@ double Chart::px(double x) const {
   return m_left + share(f) * w;
 }
 
+std::vector<std::string> Chart::title_lines() const {
+  const auto fits = std::max<std::size_t>(12, std::size_t((m_width - 16) / title_char_px));
+  std::vector<std::string> lines;
+  std::string line;
+  std::size_t at = 0;
+  while (at < m_title.size()) {
+    const auto space = m_title.find(' ', at);
+    const std::string word = m_title.substr(at, space == std::string::npos ? std::string::npos : space - at);
+    at = space == std::string::npos ? m_title.size() : space + 1;
+    if (!line.empty() && line.size() + 1 + word.size() > fits) lines.push_back(std::move(line)), line.clear();
+    line += (line.empty() ? "" : " ") + word;
+  }
+  if (!line.empty() || lines.empty()) lines.push_back(line);
+  return lines;
+}
+
 double Chart::top() const {
   double lx = 8, rows = m_legend.empty() ? 0 : 1;
   for (const auto& entry : m_legend) {
@@ -121,7 +138,7 @@ double Chart::top() const {
     if (lx + w > m_width - 8 && lx > 8) lx = 8, ++rows;
     lx += w;
   }
-  return 34 + 16 * rows;
+  return 34 + title_line_px * double(title_lines().size() - 1) + 16 * rows;
 }
 
 double Chart::py(double y) const {
@@ -175,9 +192,11 @@ std::string Chart::svg() const {
   std::string s = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + std::to_string(m_width) + "\" height=\"" +
                   std::to_string(m_height) + "\" viewBox=\"0 0 " + std::to_string(m_width) + " " + std::to_string(m_height) +
                   "\" role=\"img\" aria-label=\"" + io::xml_escape(m_title) + "\">\n<style>" + k_style + "</style>\n";
-  s += "<text class=\"title\" x=\"" + num(x0) + "\" y=\"20\">" + io::xml_escape(m_title) + "</text>\n";
+  const auto lines = title_lines();
+  for (std::size_t i = 0; i < lines.size(); ++i)
+    s += "<text class=\"title\" x=\"8\" y=\"" + num(20 + title_line_px * double(i)) + "\">" + io::xml_escape(lines[i]) + "</text>\n";
   // Legend: rows below the title, a sample of each class and its meaning, wrapped at the width.
-  double lx = 8, ly = 35;
+  double lx = 8, ly = 35 + title_line_px * double(lines.size() - 1);
   for (const auto& [cls, meaning] : m_legend) {
     const double w = 32 + legend_char_px * double(meaning.size());
     if (lx + w > m_width - 8 && lx > 8) lx = 8, ly += 16;
@@ -185,7 +204,7 @@ std::string Chart::svg() const {
     else if (cls == "chosen")
       s += "<polygon class=\"chosen\" points=\"" + num(lx + 7) + "," + num(ly - 6) + " " + num(lx + 13) + "," + num(ly) + " " + num(lx + 7) + "," +
            num(ly + 6) + " " + num(lx + 1) + "," + num(ly) + "\"/>";
-    else if (cls == "point" || cls.rfind("loss-", 0) == 0)
+    else if (cls == "point" || cls == "breaks-limit" || cls.rfind("loss-", 0) == 0)
       s += "<circle class=\"" + cls + "\" cx=\"" + num(lx + 7) + "\" cy=\"" + num(ly) + "\" r=\"4.5\"/>";
     else s += "<line class=\"" + cls + "\" x1=\"" + num(lx) + "\" y1=\"" + num(ly) + "\" x2=\"" + num(lx + 18) + "\" y2=\"" + num(ly) + "\"/>";
     s += "<text class=\"note\" x=\"" + num(lx + 22) + "\" y=\"" + num(ly + 4) + "\">" + io::xml_escape(meaning) + "</text>\n";

@@ -18,7 +18,8 @@ struct Axis {
 };
 
 // Element classes of the stylesheet (chart.cpp): roof, roof-effective, limit, capacity (lines);
-// point, loss-low, loss-mid, loss-high (circles, white to dark), chosen (a ringed diamond);
+// point, loss-low, loss-mid, loss-high (circles, white to dark), breaks-limit (a dashed hollow
+// circle: a plan that breaks a scenario limit), chosen (a ringed diamond);
 // bar-0 .. bar-4 (stacked segments), pass, fail (grid cells); note, note-inverse (text on dark).
 class Chart {
  public:
@@ -49,9 +50,14 @@ class Chart {
   Axis m_x, m_y;
   int m_width, m_height;
   double m_left = 84, m_right = 24, m_bottom = 58;
-  // The plot area starts below the title and the legend's rows.
+  // The plot area starts below the title's lines and the legend's rows.
   double top() const;
+  // The title, wrapped at word boundaries to the chart's width (a long device name would
+  // otherwise run past the right edge and be clipped).
+  std::vector<std::string> title_lines() const;
   static constexpr double legend_char_px = 6.3;
+  static constexpr double title_char_px = 9.5;  // 15 px bold sans-serif (DejaVu Sans Bold averages about 9.2)
+  static constexpr double title_line_px = 18;
   bool m_axes = true;
   std::vector<std::string> m_elements;
   std::vector<std::pair<std::string, std::string>> m_legend;

@@ -27,23 +27,37 @@ std::vector<const solver::Candidate*> compared_and_front(const solver::PlanResul
   return out;
 }
 
-// A point's tooltip: its configuration and its three figures.
-std::string figures_tip(const solver::Candidate& c) {
-  return short_config(c) + ": " + short_label(c.tok_s()) + " tok/s, " + short_label(c.memory_gib()) + " GiB, -" +
-         short_label(c.loss_points()) + " points";
+// A quality loss as the plots label it: points lost, to one decimal. The accuracy model's
+// scatter around zero (a loss of -0.009) is no measurable loss, not a gain to three digits.
+std::string loss_text(double points) {
+  if (points < 0.05) return "< 0.1 points lost";
+  return fixed(points, 1) + " points lost";
 }
 
-// A front plan's third figure, quality loss, as its marker's shade.
+bool breaks_scenario(const solver::Candidate& c) { return !c.violations.empty(); }
+
+// A point's tooltip: its configuration, its three figures and the scenario limits it breaks.
+std::string figures_tip(const solver::Candidate& c) {
+  std::string tip = short_config(c) + ": " + short_label(c.tok_s()) + " tok/s, " + short_label(c.memory_gib()) + " GiB, " +
+                    loss_text(c.loss_points());
+  for (std::size_t i = 0; i < c.violations.size(); ++i) tip += (i ? "; " : "; breaks ") + c.violations[i];
+  return tip;
+}
+
+// A front plan's third figure, quality loss, as its marker's shade; a plan that breaks a
+// scenario limit is drawn apart from the plans the scenario allows, whatever its loss.
 std::string loss_class(const solver::Candidate& c) {
+  if (breaks_scenario(c)) return "breaks-limit";
   return c.loss_points() <= 1 ? "loss-low" : c.loss_points() <= 5 ? "loss-mid" : "loss-high";
 }
 
 // The legend of the plots that place the front by loss shade.
-void front_legend(Chart& chart) {
+void front_legend(Chart& chart, const solver::PlanResult& r) {
   chart.legend("chosen", "chosen plan");
   chart.legend("loss-low", "Pareto front, <= 1 point lost");
   chart.legend("loss-mid", "1-5 points lost");
   chart.legend("loss-high", "> 5 points lost");
+  if (std::any_of(r.front.begin(), r.front.end(), breaks_scenario)) chart.legend("breaks-limit", "breaks a scenario limit");
   chart.legend("point", "runners-up");
 }
 
@@ -157,7 +171,7 @@ Plot tradeoff_plot(const solver::PlanResult& r, const solver::Constraints& limit
   if (limits.min_decode_tok_s) tok_max = std::max(tok_max, *limits.min_decode_tok_s);
   Chart chart("Trade-off: speed, memory and quality loss", Axis{"peak memory, GiB", 0, mem_max * 1.15, false, {}},
               Axis{"decode tok/s (end of context)", 0, tok_max * 1.15, false, {}});
-  front_legend(chart);
+  front_legend(chart, r);
   chart.legend("limit", "scenario limits");
   if (limits.max_memory_gib) {
     chart.line(*limits.max_memory_gib, 0, *limits.max_memory_gib, tok_max * 1.15, "limit");
@@ -172,11 +186,13 @@ Plot tradeoff_plot(const solver::PlanResult& r, const solver::Constraints& limit
   if (r.chosen) {
     const auto& c = *r.chosen;
     chart.marker(c.memory_gib(), c.tok_s(), "chosen", figures_tip(c));
-    chart.text(c.memory_gib(), c.tok_s(), "chosen: -" + short_label(c.loss_points()) + " points, gives up " + r.gives_up, "note", "start", 16, -12);
+    chart.text(c.memory_gib(), c.tok_s(), "chosen: " + loss_text(c.loss_points()) + ", gives up " + r.gives_up, "note", "start", 16, -12);
   }
   std::string caption = "Each plan on the Pareto front of speed, memory and quality loss, by its peak memory and decode speed, "
                         "shaded by the quality it loses (hover a point for its configuration). ";
-  if (limits.max_loss_points) caption += "Plans shown meet the quality limit of " + short_label(*limits.max_loss_points) + " points lost; ";
+  if (std::any_of(r.front.begin(), r.front.end(), breaks_scenario))
+    caption += "Dashed hollow circles are front plans that break a scenario limit (hover one for which). ";
+  if (limits.max_loss_points) caption += "The quality limit is " + short_label(*limits.max_loss_points) + " points lost; ";
   if (limits.max_ttft_ms) caption += "the TTFT limit is " + short_label(*limits.max_ttft_ms) + " ms. ";
   caption += "The chosen plan gives up " + r.gives_up + " (the founding note's thresholds: TTFT < 100 ms and > 20 tok/s, <= 4 GiB, <= 1 point).";
   return {"tradeoff", caption, chart.svg()};
@@ -200,11 +216,11 @@ Plot triangle_plot(const solver::PlanResult& r) {
   };
   Chart chart("The triangle: which corner each plan leans to", Axis{"", 0, 1, false, {}}, Axis{"", 0, 1, false, {}}, 640, 520);
   chart.hide_axes();
-  front_legend(chart);
+  front_legend(chart, r);
   chart.polyline({fast, small, accurate, fast}, "roof");
   chart.text(fast.first, fast.second, "fast: " + short_label(fastest) + " tok/s", "axis-label", "middle", 0, -8);
   chart.text(small.first, small.second, "small: " + short_label(smallest) + " GiB", "axis-label", "start", 0, 20);
-  chart.text(accurate.first, accurate.second, "accurate: " + short_label(least_loss) + " points lost", "axis-label", "end", 0, 20);
+  chart.text(accurate.first, accurate.second, "accurate: " + loss_text(least_loss), "axis-label", "end", 0, 20);
   for (const auto& c : r.front) {
     const auto [x, y] = place(c);
     chart.marker(x, y, loss_class(c), figures_tip(c));
@@ -220,8 +236,8 @@ Plot triangle_plot(const solver::PlanResult& r) {
   }
   return {"triangle",
           "The impossible triangle: each plan's decode speed, peak memory and quality loss, normalised among the plans shown "
-          "(1 = the best of them), weight the corners; no plan reaches a corner in all three. The scenario's limits have already "
-          "removed the plans that break them.",
+          "(1 = the best of them), weight the corners; no plan reaches a corner in all three. Front plans that break a scenario "
+          "limit are dashed hollow circles; the chosen plan and the runners-up meet every limit.",
           chart.svg()};
 }
 

@@ -2,19 +2,25 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 
+#include "solver/planner.hpp"
 #include "types/number_text.hpp"
 
 namespace trilemma::solver {
 namespace {
 
 constexpr std::array k_limits = {
-    LimitInfo{"max_ttft_ms", &Constraints::max_ttft_ms, true, "--max-ttft-ms", "ms"},
-    LimitInfo{"min_decode_tok_s", &Constraints::min_decode_tok_s, false, "--min-tok-s", "tok/s"},
-    LimitInfo{"max_memory_gib", &Constraints::max_memory_gib, true, "--max-memory-gib", "GiB"},
-    LimitInfo{"max_loss_points", &Constraints::max_loss_points, true, "--max-loss-points", "points"},
-    LimitInfo{"max_joules_per_token", &Constraints::max_joules_per_token, true, "--max-joules-per-token", "J/token"},
-    LimitInfo{"max_power_w", &Constraints::max_power_w, true, "--max-power-w", "W"},
+    LimitInfo{"max_ttft_ms", &Constraints::max_ttft_ms, true, "--max-ttft-ms", "ms", [](const Candidate& c) { return c.ttft_ms(); }},
+    LimitInfo{"min_decode_tok_s", &Constraints::min_decode_tok_s, false, "--min-tok-s", "tok/s",
+              [](const Candidate& c) { return c.tok_s(); }},
+    LimitInfo{"max_memory_gib", &Constraints::max_memory_gib, true, "--max-memory-gib", "GiB",
+              [](const Candidate& c) { return c.memory_gib(); }},
+    LimitInfo{"max_loss_points", &Constraints::max_loss_points, true, "--max-loss-points", "points",
+              [](const Candidate& c) { return c.loss_points(); }},
+    LimitInfo{"max_joules_per_token", &Constraints::max_joules_per_token, true, "--max-joules-per-token", "J/token",
+              [](const Candidate& c) { return c.joules_per_token(); }},
+    LimitInfo{"max_power_w", &Constraints::max_power_w, true, "--max-power-w", "W", [](const Candidate& c) { return c.power_w(); }},
 };
 
 // %g-like text without a trailing ".0": 300, 0.5, 12.25.
@@ -45,6 +51,19 @@ std::vector<std::string> looser_than_profile(const Profile& profile, const Const
                   ", which applies: a flag can only tighten a scenario (a profile file of your own sets a looser one)");
   }
   return out;
+}
+
+std::optional<LimitMiss> worst_miss(const Constraints& constraints, const Candidate& plan) {
+  std::optional<LimitMiss> worst;
+  for (const LimitInfo& l : k_limits) {
+    const auto& bound = constraints.*l.field;
+    if (!bound || *bound <= 0) continue;
+    const double v = l.value(plan);
+    // An unknown figure (no power data: +infinity) cannot be shown to meet the limit.
+    const double margin = std::isfinite(v) ? (l.upper ? *bound - v : v - *bound) / *bound * 100.0 : -100.0;
+    if (margin < 0 && (!worst || margin < worst->margin_pct)) worst = LimitMiss{&l, *bound, v, margin};
+  }
+  return worst;
 }
 
 }  // namespace trilemma::solver

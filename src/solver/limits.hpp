@@ -13,12 +13,15 @@
 
 namespace trilemma::solver {
 
+struct Candidate;
+
 struct LimitInfo {
   std::string_view name;  // as profiles and violations spell it: max_ttft_ms
   std::optional<double> Constraints::*field;
   bool upper;             // true: a value must stay at or below it; false: at or above
   std::string_view flag;  // plan's flag that sets it: --max-ttft-ms
   std::string_view unit;
+  double (*value)(const Candidate&);  // the plan's figure the limit bounds
 };
 
 std::span<const LimitInfo> limits();
@@ -29,5 +32,14 @@ std::optional<double> tighter(const LimitInfo& limit, std::optional<double> a, s
 // The flags in `flags` that ask for less than `profile` does (the profile's limit applies):
 // "--max-ttft-ms 900 is looser than the latency scenario's 300 ms; ...".
 std::vector<std::string> looser_than_profile(const Profile& profile, const Constraints& flags);
+
+// A limit a plan misses and by how much: margin_pct < 0, as a share of the limit (a 140 ms TTFT
+// under a 100 ms limit misses by -40%).
+struct LimitMiss {
+  const LimitInfo* limit;
+  double bound, value, margin_pct;
+};
+// The limit of `constraints` that `plan` misses by the most, if it misses any.
+std::optional<LimitMiss> worst_miss(const Constraints& constraints, const Candidate& plan);
 
 }  // namespace trilemma::solver

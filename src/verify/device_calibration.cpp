@@ -44,6 +44,21 @@ bool DeviceCalibration::pass() const {
   return std::all_of(checks.begin(), checks.end(), [](const PointCheck& c) { return c.after.pass; });
 }
 
+std::vector<std::string> DeviceCalibration::worsened() const {
+  std::vector<std::string> out;
+  auto pct = [](double e) {
+    const long v = std::lround(100 * e);
+    return (v > 0 ? "+" : "") + std::to_string(v) + "%";
+  };
+  for (const auto& c : checks) {
+    const double before = std::abs(c.before.rel_error), after = std::abs(c.after.rel_error);
+    if (c.after.pass || !std::isfinite(after) || !(after > before + 0.20)) continue;
+    out.push_back(c.point->label + " " + c.point->figure + ": " + pct(c.before.rel_error) + " before the fit, " + pct(c.after.rel_error) +
+                  " after");
+  }
+  return out;
+}
+
 calibration::FitOptions fit_options_for(const std::vector<ResultPoint>& points) {
   std::set<std::pair<Backend, WeightFormat>> decoded, prefilled;
   std::set<std::uint32_t> layers;

@@ -20,6 +20,10 @@ struct DeviceCalibration {
   std::vector<PointCheck> checks;
   calibration::FitOptions options;  // what the points could tell apart, and so what was fitted
   bool pass() const;                // every point within tolerance after the fit
+  // Points the fit moved far from their measurement (out of tolerance, and 20 points of error
+  // worse than before): "q4_0.json:14 ... decode_tok_s: +4% before the fit, -88% after". The
+  // points disagree: noisy runs, or a configuration the fitted factors cannot express.
+  std::vector<std::string> worsened() const;
 };
 
 // What the points can tell apart: per-format fractions need two formats, attention needs

@@ -64,6 +64,7 @@ Status ResultFiles::add_bench(const std::string& text, const std::string& path, 
   auto matched = calibration::bench_rows(results, m_device.front().id, m_catalog, model_id);
   for (auto& u : matched.unmatched) m_unmatched.push_back(std::move(u));
   for (auto& n : matched.notes) m_notes.push_back(std::move(n));
+  for (auto& n : matched.noisy) m_noisy.push_back(std::move(n));
   const auto first_row = m_rows.size();
   for (auto& r : matched.rows) m_rows.push_back(std::move(r));
   const std::vector<measurements::SpeedRow> rows(m_rows.begin() + long(first_row), m_rows.end());

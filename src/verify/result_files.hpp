@@ -38,6 +38,8 @@ class ResultFiles {
   const std::vector<std::string>& unmatched() const { return m_unmatched; }
   // Results taken other than as labelled ("labelled Q5_0 but its size is q8_0's"), and why.
   const std::vector<std::string>& notes() const { return m_notes; }
+  // Results whose repetitions spread widely (calibration::BenchRows::noisy).
+  const std::vector<std::string>& noisy() const { return m_noisy; }
   const std::vector<std::string>& files() const { return m_files; }
   std::vector<std::string> runtimes() const;  // distinct, in order of appearance
   ResultFiles(const ResultFiles&) = delete;
@@ -55,7 +57,7 @@ class ResultFiles {
   std::deque<models::Model> m_report_models;
   std::vector<std::unique_ptr<EnginePredictor>> m_predictors;
   std::vector<ResultPoint> m_points;
-  std::vector<std::string> m_unmatched, m_notes, m_files;
+  std::vector<std::string> m_unmatched, m_notes, m_noisy, m_files;
 };
 
 }  // namespace trilemma::verify

@@ -56,7 +56,14 @@ Result<std::unique_ptr<MeasurementSource>> source_of(const Request& q) {
     return std::unique_ptr<MeasurementSource>(std::make_unique<ReplaySource>(std::move(report), q.replay));
   }
   std::optional<std::filesystem::path> eval_text;
-  if (!q.eval_text.empty()) eval_text = q.eval_text;
+  if (!q.eval_text.empty()) {
+    // The engine's child process reads the text; reading it here first makes a missing or
+    // unreadable file fail before any run, as every other input file does (exit 5).
+    if (q.eval_text == "-") return make_error(ErrorKind::usage, "--eval-text", "", "needs a file: the engine reads it in a child process");
+    TRILEMMA_TRY(text, io::read_text_file(q.eval_text));
+    (void)text;
+    eval_text = q.eval_text;
+  }
   return std::unique_ptr<MeasurementSource>(std::make_unique<EngineSource>(q.engine_binary, q.runs, eval_text));
 }
 

@@ -135,3 +135,49 @@ TEST_CASE("bench_rows: backends from llama-bench's list and the offload", "[cali
   CHECK(rows.rows[1].backend == "cpu");
   CHECK(rows.rows[2].backend == "cuda");
 }
+
+TEST_CASE("bench_rows: a file quantized throughout (trilemma export) keeps its label; stories260K's untied count matches", "[calibration]") {
+  // `trilemma export --weights q4_0` quantizes the embedding and classifier to Q4_0 as well:
+  // the file is smaller than llama-quantize's recipe (Q6_K classifier) by more than 8%, and was
+  // once relabelled iq2_xs, the recipe whose size it happened to have (issue 50).
+  const auto smol = models::resolve_model("smollm2-135m").value();
+  const double params = count_parameters(smol.shape).total();
+  auto exported = result("llama ?B Q4_0", params, 0, 16);
+  exported.model_size_bytes = params * 18.0 / 32.0;  // Q4_0 blocks of 32 in 18 bytes, on every tensor
+  REQUIRE(exported.model_size_bytes < 0.92 * bytes_of("smollm2-135m", WeightFormat::q4_0));
+  auto rows = bench_rows({exported}, "raspberry-pi-5", catalog());
+  REQUIRE(rows.rows.size() == 1);
+  CHECK(rows.rows[0].model == "smollm2-135m");
+  CHECK(rows.rows[0].weights == "q4_0");
+  CHECK(rows.notes.empty());
+  // A Q8_0 file labelled Q4_0 is still caught: above the Q4_0 recipe's size by far.
+  exported.model_size_bytes = bytes_of("smollm2-135m", WeightFormat::q8_0);
+  rows = bench_rows({exported}, "raspberry-pi-5", catalog());
+  REQUIRE(rows.rows.size() == 1);
+  CHECK(rows.rows[0].weights == "q8_0");
+  // llama.cpp counts a llama2.c conversion's classifier apart from its tied embedding:
+  // stories260K reads 293K parameters in llama-bench, 260K in the catalog.
+  const auto stories = models::resolve_model("stories260k").value();
+  const auto counts = count_parameters(stories.shape);
+  REQUIRE(counts.output == 0);
+  auto tiny = result("llama ?B all F32", counts.total() + counts.embedding, 0, 16);
+  tiny.model_size_bytes = 4 * (counts.total() + counts.embedding);
+  rows = bench_rows({tiny}, "raspberry-pi-5", catalog());
+  CAPTURE(rows.unmatched);
+  REQUIRE(rows.rows.size() == 1);
+  CHECK(rows.rows[0].model == "stories260k");
+  CHECK(rows.rows[0].weights == "f32");
+}
+
+TEST_CASE("bench_rows: results whose repetitions spread more than 10% of their mean are listed as noisy", "[calibration]") {
+  auto quiet = result("llama 1B Q4_0", 1100048384, 0, 128);
+  quiet.stddev_ts = 0.04 * quiet.avg_ts;
+  auto noisy = result("llama 1B Q4_0", 1100048384, 512, 0);
+  noisy.line = 12;
+  noisy.stddev_ts = 0.3 * noisy.avg_ts;
+  auto unknown = result("llama 1B Q4_0", 1100048384, 0, 64);  // a markdown row without "±"
+  const auto rows = bench_rows({quiet, noisy, unknown}, "raspberry-pi-5", catalog());
+  REQUIRE(rows.rows.size() == 3);
+  REQUIRE(rows.noisy.size() == 1);
+  CHECK_THAT(rows.noisy[0], Catch::StartsWith("bench.json:12: llama 1B Q4_0 pp512: 50 +/- 15 tok/s (30%)"));
+}

@@ -210,6 +210,30 @@ budgets:
   CHECK(mcu.outcomes[0].message.find("no power figure") != std::string::npos);
 }
 
+TEST_CASE("gate::evaluate: a budget failing only its scenario's limits names the limit it misses most, with its margin", "[gate]") {
+  // The budget's own limit is loose; the latency scenario's (TTFT <= 100 ms, >= 20 tok/s) is
+  // what an 8B model on a Raspberry Pi cannot meet: the cell must say which and by how much.
+  const auto report = run_gate({"llama-3.1-8b"}, R"(version: 1
+budgets:
+  - {name: pi, device: raspberry-pi-5, scenario: latency, context: 2048, limits: {max_memory_gib: 100}}
+)");
+  REQUIRE(report.outcomes.size() == 1);
+  const auto& o = report.outcomes[0];
+  CAPTURE(o.message);
+  CHECK_FALSE(o.pass);
+  REQUIRE(o.limiting);
+  CHECK((o.limiting->figure == "max_ttft_ms" || o.limiting->figure == "min_decode_tok_s"));
+  REQUIRE(o.limiting->margin_pct);
+  REQUIRE(o.limiting->limit);
+  REQUIRE(o.limiting->value);
+  CHECK(*o.limiting->margin_pct < 0);
+  const bool upper = o.limiting->figure == "max_ttft_ms";
+  const double expected = (upper ? *o.limiting->limit - *o.limiting->value : *o.limiting->value - *o.limiting->limit) / *o.limiting->limit * 100;
+  CHECK(*o.limiting->margin_pct == Approx(expected));
+  CHECK(o.limiting->message.find("scenario latency " + o.limiting->figure) == 0);
+  CHECK(o.limiting->message.find("(margin -") != std::string::npos);
+}
+
 TEST_CASE("gate::evaluate: a context beyond the model's is a failing budget, not an error", "[gate]") {
   const auto report = run_gate({"stories260k"}, R"(version: 1
 budgets:

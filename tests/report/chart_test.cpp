@@ -92,3 +92,28 @@ TEST_CASE("report::Chart: infinite or empty axes and non-finite points still giv
     CHECK(testing::xml_problem(svg) == "");
   }
 }
+
+TEST_CASE("report::Chart: a title longer than the chart wraps onto lines that fit, and the plot area moves down", "[report]") {
+  const Axis x{"GiB", 0, 10, false, {}}, y{"", 0, 3, false, {"a", "b", "c"}};
+  Chart one_line("Memory: short", x, y, 760, 300);
+  const std::string title = "Memory: each plan against what Qualcomm Snapdragon 8 Gen 3 (SM8650) with a very long marketing name lets one app use";
+  Chart wrapped(title, x, y, 760, 300);
+  const std::string svg = wrapped.svg();
+  CHECK(testing::xml_problem(svg).empty());
+  // Every word once, in order, over two or more lines; no line wider than the chart at the
+  // stylesheet's 15 px bold (at most 9.5 px a character).
+  std::vector<std::string> lines;
+  for (std::size_t at = 0; (at = svg.find("<text class=\"title\"", at)) != std::string::npos; ++at) {
+    const auto open = svg.find('>', at) + 1;
+    lines.push_back(svg.substr(open, svg.find("</text>", open) - open));
+  }
+  REQUIRE(lines.size() >= 2);
+  std::string joined;
+  for (const auto& l : lines) {
+    CHECK(l.size() * 9.5 <= 760 - 16);
+    joined += (joined.empty() ? "" : " ") + l;
+  }
+  CHECK(joined == title);
+  CHECK(wrapped.py(3) > one_line.py(3));  // the plot starts below the extra line
+  CHECK(one_line.svg().find("<text class=\"title\" x=\"8\" y=\"20.0\">Memory: short</text>") != std::string::npos);
+}

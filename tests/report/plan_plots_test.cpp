@@ -68,9 +68,15 @@ TEST_CASE("report::plan_plots: roofline, trade-off and memory of a real plan, el
   // Triangle: one marker per front plan and runner-up, the chosen plan, the three corners.
   const std::string& tri = plots[1].svg;
   CHECK(plots[1].name == "triangle");
+  // Front plans over a scenario limit (this plan's 30 tok/s floor) are drawn apart: a dashed
+  // hollow circle and a legend entry, in the triangle and the trade-off alike.
+  const auto breaking = std::size_t(std::count_if(p.result.front.begin(), p.result.front.end(), [](const auto& c) { return !c.violations.empty(); }));
+  REQUIRE(breaking > 0);
+  REQUIRE(breaking < p.result.front.size());
   std::size_t tri_markers = 0;
   for (const char* cls : {"loss-low", "loss-mid", "loss-high", "point"}) tri_markers += testing::count_of(tri, std::string("<circle class=\"") + cls + "\" cx");
-  CHECK(tri_markers == p.result.front.size() + p.result.runners_up.size() + 4);  // + the legend's four samples
+  CHECK(tri_markers == p.result.front.size() - breaking + p.result.runners_up.size() + 4);  // + the legend's four samples
+  CHECK(testing::count_of(tri, "<circle class=\"breaks-limit\" cx") == breaking + 1);
   CHECK(testing::count_of(tri, "<polygon class=\"chosen\"") == 1 + 1);
   for (const char* corner : {">fast: ", ">small: ", ">accurate: "}) CHECK(tri.find(corner) != std::string::npos);
   CHECK(tri.find("class=\"frame\"") == std::string::npos);  // a diagram, not axes
@@ -78,7 +84,16 @@ TEST_CASE("report::plan_plots: roofline, trade-off and memory of a real plan, el
   const std::string& trade = plots[2].svg;
   std::size_t front_markers = 0;
   for (const char* cls : {"loss-low", "loss-mid", "loss-high"}) front_markers += testing::count_of(trade, std::string("<circle class=\"") + cls + "\" cx");
-  CHECK(front_markers == p.result.front.size() + 3);  // + the legend's three samples
+  CHECK(front_markers == p.result.front.size() - breaking + 3);  // + the legend's three samples
+  CHECK(testing::count_of(trade, "<circle class=\"breaks-limit\" cx") == breaking + 1);
+  CHECK(trade.find("breaks a scenario limit") != std::string::npos);
+  CHECK(trade.find("; breaks min_decode_tok_s") != std::string::npos);  // the tooltip says which
+  // Quality loss to one decimal, never a negative loss to three digits ("-0.00924 points").
+  for (const std::string* svg : {&tri, &trade}) {
+    CHECK_FALSE(std::regex_search(*svg, std::regex("[0-9]\\.[0-9]{2,} points")));
+    CHECK(svg->find("--") == std::string::npos);
+    CHECK(std::regex_search(*svg, std::regex("(< 0\\.1|[0-9]+\\.[0-9]) points lost")));
+  }
   CHECK(testing::count_of(trade, "<line class=\"limit\" x1") >= 1);
   CHECK(trade.find("min 30 tok/s") != std::string::npos);
   CHECK(trade.find("gives up " + p.result.gives_up) != std::string::npos);

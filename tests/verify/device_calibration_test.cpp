@@ -227,3 +227,22 @@ TEST_CASE("report_points: run and verify reports read back as engine points", "[
   bad["points"][0]["engine_weights"] = "q9";
   CHECK_THAT(verify::report_points(bad, "v.json").error().to_string(), Catch::Contains("v.json:points[0].engine_weights"));
 }
+
+TEST_CASE("DeviceCalibration::worsened: points the fit pushed out of tolerance, far from where they were", "[verify]") {
+  verify::ResultPoint a, b, c;
+  a.label = "bench.json:3 smollm2-135m q4_0 tg16, 1 thread", a.figure = "decode_tok_s";
+  b.label = "bench.json:4 smollm2-135m q4_0 tg16, 4 threads", b.figure = "decode_tok_s";
+  c.label = "bench.json:5 smollm2-135m q4_0 pp64, 4 threads", c.figure = "prefill_tok_s";
+  auto check = [](double rel, double tolerance) {
+    verify::FigureCheck f;
+    f.rel_error = rel, f.tolerance = tolerance, f.pass = std::abs(rel) <= tolerance;
+    return f;
+  };
+  verify::DeviceCalibration fit;
+  fit.checks = {{&a, check(0.04, 0.25), check(-0.88, 0.25)},   // moved from +4% to -88%: reported
+                {&b, check(0.60, 0.25), check(0.70, 0.25)},    // out before and after, barely worse: not the fit's doing
+                {&c, check(0.10, 0.25), check(-0.20, 0.25)}};  // worse but within tolerance
+  const auto worse = fit.worsened();
+  REQUIRE(worse.size() == 1);
+  CHECK(worse[0] == "bench.json:3 smollm2-135m q4_0 tg16, 1 thread decode_tok_s: +4% before the fit, -88% after");
+}
