@@ -123,7 +123,10 @@ Result<PreparedDevice> PreparedDevice::prepare(const devices::Device& d, const r
     if (with_basis) p.m_power[bi] = power::power_draw(d, b.backend, *power_tables, &p.m_power_gap[bi]);
     for (const auto& w : weight_formats())
       if (!scope || scope->formats.test(static_cast<std::size_t>(w.format)))
-        p.m_efficiency[bi][static_cast<std::size_t>(w.format)] = roofline::efficiency(tables, d, b.backend, w.format, with_basis);
+        if (auto e = roofline::efficiency(tables, d, b.backend, w.format, with_basis)) {
+          p.m_efficiency_at[bi][static_cast<std::size_t>(w.format)] = static_cast<std::int16_t>(p.m_efficiencies.size());
+          p.m_efficiencies.push_back(std::move(*e));
+        }
     for (auto kv : kv_formats())
       for (std::size_t phase = 0; phase < k_attention_phases; ++phase)
         p.m_attention[bi][kv_format_index(kv)][phase] =
@@ -133,8 +136,8 @@ Result<PreparedDevice> PreparedDevice::prepare(const devices::Device& d, const r
 }
 
 const roofline::Efficiency* PreparedDevice::efficiency(Backend backend, WeightFormat weights) const {
-  const auto& e = m_efficiency[static_cast<std::size_t>(backend)][static_cast<std::size_t>(weights)];
-  return e ? &*e : nullptr;
+  const auto at = m_efficiency_at[static_cast<std::size_t>(backend)][static_cast<std::size_t>(weights)];
+  return at < 0 ? nullptr : &m_efficiencies[static_cast<std::size_t>(at)];
 }
 
 const power::PowerDraw* PreparedDevice::power(Backend backend) const {

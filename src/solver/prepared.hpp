@@ -4,7 +4,9 @@
 #pragma once
 #include <array>
 #include <bitset>
+#include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "accuracy/loss_fit.hpp"
 #include "devices/device.hpp"
@@ -69,7 +71,16 @@ struct PreparedDevice {
  private:
   std::array<std::optional<power::PowerDraw>, k_backends> m_power;
   std::array<std::string, k_backends> m_power_gap;
-  std::array<std::array<std::optional<roofline::Efficiency>, k_weight_formats>, k_backends> m_efficiency;
+  // [backend][format] -> its row of m_efficiencies, or -1: only the rows the device runs (or a
+  // fit's scope asks for) are built, moved and destroyed, not every backend x format (a fit
+  // prepares a device per trial: the full table was half of its time).
+  static constexpr auto k_no_efficiency = [] {
+    std::array<std::array<std::int16_t, k_weight_formats>, k_backends> none{};
+    for (auto& row : none) row.fill(-1);
+    return none;
+  }();
+  std::array<std::array<std::int16_t, k_weight_formats>, k_backends> m_efficiency_at = k_no_efficiency;
+  std::vector<roofline::Efficiency> m_efficiencies;
   // [backend][KV format in kv_formats() order][phase]
   std::array<std::array<std::array<Range, k_attention_phases>, k_kv_format_count>, k_backends> m_attention{};  // [backend][kv][phase]
 };
