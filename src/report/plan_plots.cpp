@@ -40,7 +40,7 @@ bool breaks_scenario(const solver::Candidate& c) { return !c.violations.empty();
 std::string figures_tip(const solver::Candidate& c) {
   std::string tip = short_config(c) + ": " + short_label(c.tok_s()) + " tok/s, " + short_label(c.memory_gib()) + " GiB, " +
                     loss_text(c.loss_points());
-  for (std::size_t i = 0; i < c.violations.size(); ++i) tip += (i ? "; " : "; breaks ") + c.violations[i];
+  for (std::size_t i = 0; i < c.violations.size(); ++i) tip += (i ? "; " : "; breaks ") + c.violations[i].text();
   return tip;
 }
 

@@ -16,6 +16,12 @@ Error bad(const std::string& file, const std::string& where, const std::string& 
   return make_error(ErrorKind::input, file, where, message);
 }
 
+std::vector<std::string> violation_texts(const std::vector<Violation>& violations) {
+  std::vector<std::string> out;
+  for (const auto& v : violations) out.push_back(v.text());
+  return out;
+}
+
 }  // namespace
 
 json config_to_json(const DeploymentConfig& c) {
@@ -177,7 +183,7 @@ json candidate_to_json(const Candidate& c) {
             {"ppl_delta_pct", range_json(e.accuracy.ppl_delta_pct)},
             {"loss_points", range_json(e.accuracy.points)}}},
           {"energy", energy_to_json(e.energy)},
-          {"violations", c.violations},
+          {"violations", violation_texts(c.violations)},
           {"basis", e.basis}};
 }
 

@@ -49,9 +49,9 @@ namespace {
 
 // The constraints `c` violates: "name: message" with `text`, the bare name without (the search
 // checks thousands of plans and reports a few, so it formats only those).
-std::vector<std::string> violations(const Candidate& c, const Constraints& k, double usable_gib, bool text) {
-  std::vector<std::string> v;
-  auto add = [&](const char* name, auto&& message) { v.push_back(text ? std::string(name) + ": " + message() : name); };
+std::vector<Violation> violations(const Candidate& c, const Constraints& k, double usable_gib, bool text) {
+  std::vector<Violation> v;
+  auto add = [&](const char* name, auto&& message) { v.push_back({name, text ? message() : std::string()}); };
   if (c.memory_gib() > usable_gib)
     add("device_memory", [&] { return "needs " + fixed(c.memory_gib(), 2) + " GiB; the device offers " + fixed(usable_gib, 2) + " GiB"; });
   if (k.max_memory_gib && c.memory_gib() > *k.max_memory_gib)
@@ -76,7 +76,6 @@ std::vector<std::string> violations(const Candidate& c, const Constraints& k, do
   return v;
 }
 
-std::string constraint_of(const std::string& violation) { return violation.substr(0, violation.find(':')); }
 
 // Strict lexicographic order over the objective's metrics (a strict weak ordering, for sorting).
 bool better(const Candidate& a, const Candidate& b, const std::vector<Objective>& objective) {
@@ -341,8 +340,7 @@ Result<PlanResult> plan(const PlanRequest& req) {
   std::vector<const Candidate*> feasible, device_feasible;
   for (const auto& c : all) {
     if (c.violations.empty()) feasible.push_back(&c);
-    const bool fits = std::none_of(c.violations.begin(), c.violations.end(),
-                                   [](const std::string& v) { return constraint_of(v) == "device_memory"; });
+    const bool fits = std::none_of(c.violations.begin(), c.violations.end(), [](const Violation& v) { return v.constraint == "device_memory"; });
     if (fits) device_feasible.push_back(&c);
   }
   result.feasible = feasible.size();
@@ -386,7 +384,7 @@ Result<PlanResult> plan(const PlanRequest& req) {
     std::map<std::string, int> counts;
     for (const auto& c : all)
       if (!c.violations.empty() && better(c, *result.chosen, req.profile.objective))
-        for (const auto& v : c.violations) ++counts[constraint_of(v)];
+        for (const auto& v : c.violations) ++counts[std::string(v.constraint)];
     int most = 0;
     for (const auto& [name, n] : counts)
       if (n > most) most = n, result.binding = name;
@@ -398,19 +396,16 @@ Result<PlanResult> plan(const PlanRequest& req) {
   std::map<std::string, const Candidate*> best_violating_only;
   for (const auto& c : all) {
     std::set<std::string> names;
-    for (const auto& v : c.violations) names.insert(constraint_of(v));
+    for (const auto& v : c.violations) names.insert(std::string(v.constraint));
     if (names.size() != 1) continue;
     const std::string& name = *names.begin();
     auto it = best_violating_only.find(name);
     // The smallest relaxation: for each constraint, the plan that violates it least.
     auto excess = [&](const Candidate& x) {
-      if (name == "device_memory" || name == "max_memory_gib") return x.memory_gib();
-      if (name == "min_decode_tok_s") return -x.tok_s();
-      if (name == "max_ttft_ms") return x.ttft_ms();
-      if (name == "max_loss_points") return x.loss_points();
-      if (name == "max_joules_per_token") return x.joules_per_token();
-      if (name == "max_power_w") return x.power_w();
-      return 0.0;
+      if (name == "device_memory") return x.memory_gib();
+      for (const LimitInfo& l : limits())
+        if (l.name == name) return l.upper ? l.value(x) : -l.value(x);
+      return 0.0;  // allowed_weights, allowed_kv: a choice, not an amount
     };
     if (it == best_violating_only.end() || excess(c) < excess(*it->second) ||
         (excess(c) == excess(*it->second) && better(c, *it->second, req.profile.objective)))
@@ -421,7 +416,7 @@ Result<PlanResult> plan(const PlanRequest& req) {
     r.constraint = name;
     r.plan = *c;
     explain(*r.plan);
-    r.message = r.plan->violations.front();
+    r.message = r.plan->violations.front().text();
     r.message += " (with " + describe(c->config) + ", losing about " + fixed(c->loss_points()) + " points)";
     result.relaxations.push_back(std::move(r));
   }

@@ -46,10 +46,18 @@ struct PlanRequest {
   const std::vector<models::Model>* catalog = nullptr;  // draft candidates and smaller-model advice
 };
 
+// A limit a plan breaks: the constraint as profiles and limits() spell it (or device_memory,
+// allowed_weights, allowed_kv), and what it breaks it by for the plans a report shows.
+struct Violation {
+  std::string_view constraint;  // names a static table entry or literal
+  std::string detail;           // "140 ms > 100"; empty where the search needed only the name
+  std::string text() const { return detail.empty() ? std::string(constraint) : std::string(constraint) + ": " + detail; }
+};
+
 struct Candidate {
   DeploymentConfig config;
   Estimate estimate;
-  std::vector<std::string> violations;  // "max_ttft_ms: 140 > 100"
+  std::vector<Violation> violations;
   double tok_s() const { return estimate.latency.decode_tok_s.mid; }
   double ttft_ms() const { return estimate.latency.ttft_ms.mid; }
   double memory_gib() const { return estimate.memory.total_bytes / 1073741824.0; }

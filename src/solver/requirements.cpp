@@ -70,7 +70,7 @@ std::string lack_of(const std::string& constraint, const Candidate& c, const Con
     return "memory: needs " + fixed(c.memory_gib(), 2) + " GiB, " + fixed(c.estimate.memory.usable_bytes / k_gib, 2) + " GiB usable" + with;
   if (constraint == "max_memory_gib" && k.max_memory_gib)
     return "memory: the smallest plan needs " + fixed(c.memory_gib(), 2) + " GiB > " + fixed(*k.max_memory_gib, 2) + with;
-  return c.violations.empty() ? constraint : c.violations.front();
+  return c.violations.empty() ? constraint : c.violations.front().text();
 }
 
 // Headroom of a feasible plan against each limit the request sets: ratios >= 1, the smallest first.
