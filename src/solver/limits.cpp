@@ -11,16 +11,16 @@ namespace trilemma::solver {
 namespace {
 
 constexpr std::array k_limits = {
-    LimitInfo{"max_ttft_ms", &Constraints::max_ttft_ms, true, "--max-ttft-ms", "ms", [](const Candidate& c) { return c.ttft_ms(); }},
+    LimitInfo{"max_ttft_ms", &Constraints::max_ttft_ms, true, "--max-ttft-ms", "ms", [](const Candidate& c) { return c.ttft_ms(); }, "TTFT"},
     LimitInfo{"min_decode_tok_s", &Constraints::min_decode_tok_s, false, "--min-tok-s", "tok/s",
-              [](const Candidate& c) { return c.tok_s(); }},
+              [](const Candidate& c) { return c.tok_s(); }, "tok/s"},
     LimitInfo{"max_memory_gib", &Constraints::max_memory_gib, true, "--max-memory-gib", "GiB",
-              [](const Candidate& c) { return c.memory_gib(); }},
+              [](const Candidate& c) { return c.memory_gib(); }, "memory budget"},
     LimitInfo{"max_loss_points", &Constraints::max_loss_points, true, "--max-loss-points", "points",
-              [](const Candidate& c) { return c.loss_points(); }},
+              [](const Candidate& c) { return c.loss_points(); }, "loss", 1e-3},
     LimitInfo{"max_joules_per_token", &Constraints::max_joules_per_token, true, "--max-joules-per-token", "J/token",
-              [](const Candidate& c) { return c.joules_per_token(); }},
-    LimitInfo{"max_power_w", &Constraints::max_power_w, true, "--max-power-w", "W", [](const Candidate& c) { return c.power_w(); }},
+              [](const Candidate& c) { return c.joules_per_token(); }, "J/token"},
+    LimitInfo{"max_power_w", &Constraints::max_power_w, true, "--max-power-w", "W", [](const Candidate& c) { return c.power_w(); }, "power"},
 };
 
 // %g-like text without a trailing ".0": 300, 0.5, 12.25.
@@ -51,6 +51,10 @@ std::vector<std::string> looser_than_profile(const Profile& profile, const Const
                   ", which applies: a flag can only tighten a scenario (a profile file of your own sets a looser one)");
   }
   return out;
+}
+
+double headroom(const LimitInfo& limit, double bound, double value) {
+  return limit.upper ? bound / std::max(value, limit.floor) : value / bound;
 }
 
 std::optional<LimitMiss> worst_miss(const Constraints& constraints, const Candidate& plan) {

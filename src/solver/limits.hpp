@@ -22,6 +22,8 @@ struct LimitInfo {
   std::string_view flag;  // plan's flag that sets it: --max-ttft-ms
   std::string_view unit;
   double (*value)(const Candidate&);  // the plan's figure the limit bounds
+  std::string_view short_name;        // in a list of margins: "TTFT x1.40"
+  double floor = 0;                   // the figure's least value in a ratio (a loss of 0 is no infinite headroom)
 };
 
 std::span<const LimitInfo> limits();
@@ -32,6 +34,10 @@ std::optional<double> tighter(const LimitInfo& limit, std::optional<double> a, s
 // The flags in `flags` that ask for less than `profile` does (the profile's limit applies):
 // "--max-ttft-ms 900 is looser than the latency scenario's 300 ms; ...".
 std::vector<std::string> looser_than_profile(const Profile& profile, const Constraints& flags);
+
+// How many times over a plan meets a limit: >= 1 meets it, < 1 falls short (what it reaches
+// over what is asked, either way round).
+double headroom(const LimitInfo& limit, double bound, double value);
 
 // A limit a plan misses and by how much: margin_pct < 0, as a share of the limit (a 140 ms TTFT
 // under a 100 ms limit misses by -40%).

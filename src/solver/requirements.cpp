@@ -8,6 +8,7 @@
 #include "devices/device_db.hpp"
 #include "memory/memory_model.hpp"
 #include "roofline/derating_tables.hpp"
+#include "solver/limits.hpp"
 #include "types/number_text.hpp"
 
 namespace trilemma::solver {
@@ -82,12 +83,8 @@ void margins_of(DeviceVerdict& v, const Constraints& k) {
     m.push_back({ratio, what + " x" + fixed(ratio, 2) + detail});
   };
   add(usable / c.memory_gib(), "memory", " (" + fixed(usable - c.memory_gib(), 2) + " GiB free)");
-  if (k.min_decode_tok_s) add(c.tok_s() / *k.min_decode_tok_s, "tok/s");
-  if (k.max_ttft_ms) add(*k.max_ttft_ms / c.ttft_ms(), "TTFT");
-  if (k.max_memory_gib) add(*k.max_memory_gib / c.memory_gib(), "memory budget");
-  if (k.max_loss_points) add(*k.max_loss_points / std::max(c.loss_points(), 1e-3), "loss");
-  if (k.max_joules_per_token) add(*k.max_joules_per_token / c.joules_per_token(), "J/token");
-  if (k.max_power_w) add(*k.max_power_w / c.power_w(), "power");
+  for (const LimitInfo& l : limits())
+    if (const auto& bound = k.*l.field) add(headroom(l, *bound, l.value(c)), std::string(l.short_name));
   std::sort(m.begin(), m.end());
   v.margin = m.front().first;
   for (const auto& [ratio, text] : m) v.margins.push_back(text);
@@ -98,13 +95,9 @@ void margins_of(DeviceVerdict& v, const Constraints& k) {
 double shortfall(const Relaxation& r, const Constraints& k) {
   if (!r.plan) return 0;
   const Candidate& c = *r.plan;
-  if (r.constraint == "min_decode_tok_s" && k.min_decode_tok_s) return c.tok_s() / *k.min_decode_tok_s;
-  if (r.constraint == "max_ttft_ms" && k.max_ttft_ms) return *k.max_ttft_ms / c.ttft_ms();
   if (r.constraint == "device_memory") return c.estimate.memory.usable_bytes / k_gib / c.memory_gib();
-  if (r.constraint == "max_memory_gib" && k.max_memory_gib) return *k.max_memory_gib / c.memory_gib();
-  if (r.constraint == "max_loss_points" && k.max_loss_points) return *k.max_loss_points / std::max(c.loss_points(), 1e-9);
-  if (r.constraint == "max_joules_per_token" && k.max_joules_per_token) return *k.max_joules_per_token / c.joules_per_token();
-  if (r.constraint == "max_power_w" && k.max_power_w) return *k.max_power_w / c.power_w();
+  for (const LimitInfo& l : limits())
+    if (l.name == r.constraint && k.*l.field) return headroom(l, *(k.*l.field), l.value(c));
   return 0;
 }
 
