@@ -105,6 +105,7 @@ double share(double f) { return std::isnan(f) ? 0.0 : std::clamp(f, 0.0, 1.0); }
 Chart::Chart(std::string title, Axis x, Axis y, int width, int height)
     : m_title(std::move(title)), m_x(drawable(std::move(x))), m_y(drawable(std::move(y))), m_width(width), m_height(height) {
   if (!m_y.categories.empty()) m_left = 210;  // room for the category names
+  m_title_lines = title_lines();
 }
 
 double Chart::px(double x) const {
@@ -138,7 +139,7 @@ double Chart::top() const {
     if (lx + w > m_width - 8 && lx > 8) lx = 8, ++rows;
     lx += w;
   }
-  return 34 + title_line_px * double(title_lines().size() - 1) + 16 * rows;
+  return 34 + title_line_px * double(m_title_lines.size() - 1) + 16 * rows;
 }
 
 double Chart::py(double y) const {
@@ -192,7 +193,7 @@ std::string Chart::svg() const {
   std::string s = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + std::to_string(m_width) + "\" height=\"" +
                   std::to_string(m_height) + "\" viewBox=\"0 0 " + std::to_string(m_width) + " " + std::to_string(m_height) +
                   "\" role=\"img\" aria-label=\"" + io::xml_escape(m_title) + "\">\n<style>" + k_style + "</style>\n";
-  const auto lines = title_lines();
+  const auto& lines = m_title_lines;
   for (std::size_t i = 0; i < lines.size(); ++i)
     s += "<text class=\"title\" x=\"8\" y=\"" + num(20 + title_line_px * double(i)) + "\">" + io::xml_escape(lines[i]) + "</text>\n";
   // Legend: rows below the title, a sample of each class and its meaning, wrapped at the width.

@@ -53,8 +53,10 @@ class Chart {
   // The plot area starts below the title's lines and the legend's rows.
   double top() const;
   // The title, wrapped at word boundaries to the chart's width (a long device name would
-  // otherwise run past the right edge and be clipped).
+  // otherwise run past the right edge and be clipped); once, in the constructor: top() asks
+  // for the line count at every coordinate.
   std::vector<std::string> title_lines() const;
+  std::vector<std::string> m_title_lines;
   static constexpr double legend_char_px = 6.3;
   static constexpr double title_char_px = 9.5;  // 15 px bold sans-serif (DejaVu Sans Bold averages about 9.2)
   static constexpr double title_line_px = 18;
